@@ -1,0 +1,83 @@
+package v1alpha2
+
+import (
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// OptionPrefix starts every annotation that sets an option of ours rather than the operator's.
+const OptionPrefix = "minicluster-fn.dev/"
+
+// Annotation keys of our options (documented in the README's options table).
+const (
+	// JobNamingAnnotation: "hash" (default) names the broker Job <name>-<hash> so a changed pod
+	// template becomes a new Job; "stable" names it <name> and asks Flux CD / Argo CD to replace it.
+	JobNamingAnnotation = OptionPrefix + "job-naming"
+	// KeygenImageAnnotation overrides the image the keygen Job runs.
+	KeygenImageAnnotation = OptionPrefix + "keygen-image"
+	// CurveSecretAnnotation names an existing Secret (key curve.cert) holding the certificate;
+	// no keygen objects are generated then.
+	CurveSecretAnnotation = OptionPrefix + "curve-secret"
+)
+
+type JobNaming string
+
+const (
+	JobNamingHash   JobNaming = "hash"
+	JobNamingStable JobNaming = "stable"
+)
+
+// Options are our settings, read from the MiniCluster's annotations.
+type Options struct {
+	JobNaming   JobNaming `json:"jobNaming"`
+	KeygenImage string    `json:"keygenImage,omitempty"`
+	CurveSecret string    `json:"curveSecret,omitempty"`
+}
+
+// ParseOptions reads our annotations. Unknown keys under OptionPrefix are errors: a typo in an
+// option must not silently fall back to a default.
+func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
+	var errs field.ErrorList
+	opts := Options{JobNaming: JobNamingHash}
+	base := field.NewPath("metadata", "annotations")
+	keys := make([]string, 0, len(m.Annotations))
+	for k := range m.Annotations {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !strings.HasPrefix(k, OptionPrefix) {
+			continue
+		}
+		v := m.Annotations[k]
+		p := base.Key(k)
+		switch k {
+		case JobNamingAnnotation:
+			switch JobNaming(v) {
+			case JobNamingHash, JobNamingStable:
+				opts.JobNaming = JobNaming(v)
+			default:
+				errs = append(errs, field.NotSupported(p, v, []string{string(JobNamingHash), string(JobNamingStable)}))
+			}
+		case KeygenImageAnnotation:
+			if strings.TrimSpace(v) == "" || strings.ContainsAny(v, " \t\n") {
+				errs = append(errs, field.Invalid(p, v, "must be an image reference"))
+			}
+			opts.KeygenImage = v
+		case CurveSecretAnnotation:
+			for _, msg := range validation.IsDNS1123Subdomain(v) {
+				errs = append(errs, field.Invalid(p, v, msg))
+			}
+			opts.CurveSecret = v
+		default:
+			errs = append(errs, field.Invalid(p, v, "unknown option; known options are "+strings.Join([]string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation}, ", ")))
+		}
+	}
+	if opts.CurveSecret != "" && m.Spec.Flux.CurveCert != "" {
+		errs = append(errs, field.Forbidden(base.Key(CurveSecretAnnotation), "spec.flux.curveCert is set too; give the certificate one way only"))
+	}
+	return opts, errs
+}

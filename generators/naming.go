@@ -1,0 +1,128 @@
+package generators
+
+import (
+	"fmt"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+)
+
+// Every object name, label and mount path of the generated manifests comes from this file.
+
+const (
+	// managedBy marks every object this function generates; fn uses it to find earlier output.
+	managedBy = "minicluster-fn"
+
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// appName is the value of app.kubernetes.io/name on everything we generate.
+	appName = "minicluster"
+
+	componentBroker     = "broker"
+	componentEntrypoint = "entrypoint"
+	componentHeadless   = "headless-service"
+	componentKeygen     = "keygen"
+	componentCurve      = "curve"
+	componentServices   = "services"
+	componentPort       = "port-service"
+
+	// subdomainMemberLabel marks pods that register in the headless Service's DNS (broker pods and
+	// the services pod), so the keygen pod is not selected.
+	subdomainMemberLabel = "minicluster-fn.dev/subdomain-member"
+
+	// jobCompletionIndexLabel is set by the Job controller on Indexed Job pods (Kubernetes >= 1.28);
+	// the minimal Service selects rank 0 with it instead of the operator's patched job-index label.
+	jobCompletionIndexLabel = "batch.kubernetes.io/job-completion-index"
+
+	// Argo CD sync waves: the keygen pre-step first, the broker Job last.
+	argoSyncWave        = "argocd.argoproj.io/sync-wave"
+	argoSyncOptions     = "argocd.argoproj.io/sync-options"
+	fluxcdForce         = "kustomize.toolkit.fluxcd.io/force"
+	waveKeygen          = "-1"
+	waveConfig          = "0"
+	waveBrokers         = "1"
+	argoReplaceJob      = "Force=true,Replace=true"
+	fluxcdForceEnabled  = "enabled"
+	placeholderJobHash  = "00000000"
+)
+
+// In-pod paths shared by the pod specs and the scripts.
+const (
+	EntrypointMountPath = "/flux_operator"
+	CurveMountPath      = "/flux_operator_curve"
+	CurveCertKey        = "curve.cert"
+	InitScriptKey       = "flux-init.sh"
+	BrokerConfigKey     = "broker.toml"
+	softwareMountPath   = "/opt/software"
+	homeMountPath       = "/home/flux-operator"
+	volumeSoftware      = "spack-software"
+	volumeHome          = "flux-operator-home"
+	volumeEntrypoint    = "flux-entrypoint"
+	volumeCurve         = "flux-curve"
+)
+
+// WaitScriptKey is the entrypoint ConfigMap key of the broker script of containers[i].
+func WaitScriptKey(i int) string { return fmt.Sprintf("wait-%d.sh", i) }
+
+// StartScriptKey is the entrypoint ConfigMap key of the wrapper script of sidecar containers[i].
+func StartScriptKey(i int) string { return fmt.Sprintf("start-%d.sh", i) }
+
+// names are the object names of one MiniCluster's manifest set.
+type names struct {
+	MiniCluster string
+	// Job is the broker Job; pod hostnames are <Job>-<index>.
+	Job                 string
+	Service             string
+	EntrypointConfigMap string
+	CurveConfigMap      string
+	Keygen              string
+	ServicesPod         string
+	ServicesHostname    string
+}
+
+func newNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, jobHash, keygenHash, servicesHash string) names {
+	job := mc.Name
+	if opts.JobNaming != v1alpha2.JobNamingStable {
+		job = mc.Name + "-" + jobHash
+	}
+	return names{
+		MiniCluster:         mc.Name,
+		Job:                 job,
+		Service:             mc.Spec.Network.HeadlessName,
+		EntrypointConfigMap: job + "-entrypoint",
+		CurveConfigMap:      mc.Name + "-curve",
+		Keygen:              truncate(mc.Name, 63-len("-keygen-")-v1alpha2.HashSuffixLength) + "-keygen-" + keygenHash,
+		ServicesPod:         truncate(mc.Name+v1alpha2.ServicesHostSuffix, 253-1-v1alpha2.HashSuffixLength) + "-" + servicesHash,
+		ServicesHostname:    mc.Name + v1alpha2.ServicesHostSuffix,
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// labels are the recommended labels every generated object carries.
+func labels(mc *v1alpha2.MiniCluster, component string) map[string]string {
+	return map[string]string{
+		LabelName:      appName,
+		LabelInstance:  mc.Name,
+		LabelComponent: component,
+		LabelManagedBy: managedBy,
+	}
+}
+
+// podSelector selects the pods that register in the headless Service's DNS: broker pods and the
+// services pod. It uses stable labels, not job-name, so it survives hash-suffixed Job names.
+func podSelector(mc *v1alpha2.MiniCluster) map[string]string {
+	return map[string]string{LabelName: appName, LabelInstance: mc.Name, subdomainMemberLabel: "true"}
+}
+
+// IsGenerated tells whether an object's labels mark it as output of this function for the
+// MiniCluster called name.
+func IsGenerated(objLabels map[string]string, name string) bool {
+	return objLabels[LabelManagedBy] == managedBy && objLabels[LabelInstance] == name
+}
