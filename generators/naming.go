@@ -36,15 +36,15 @@ const (
 	jobCompletionIndexLabel = "batch.kubernetes.io/job-completion-index"
 
 	// Argo CD sync waves: the keygen pre-step first, the broker Job last.
-	argoSyncWave        = "argocd.argoproj.io/sync-wave"
-	argoSyncOptions     = "argocd.argoproj.io/sync-options"
-	fluxcdForce         = "kustomize.toolkit.fluxcd.io/force"
-	waveKeygen          = "-1"
-	waveConfig          = "0"
-	waveBrokers         = "1"
-	argoReplaceJob      = "Force=true,Replace=true"
-	fluxcdForceEnabled  = "enabled"
-	placeholderJobHash  = "00000000"
+	argoSyncWave       = "argocd.argoproj.io/sync-wave"
+	argoSyncOptions    = "argocd.argoproj.io/sync-options"
+	fluxcdForce        = "kustomize.toolkit.fluxcd.io/force"
+	waveKeygen         = "-1"
+	waveConfig         = "0"
+	waveBrokers        = "1"
+	argoReplaceJob     = "Force=true,Replace=true"
+	fluxcdForceEnabled = "enabled"
+	placeholderJobHash = "00000000"
 )
 
 // In-pod paths shared by the pod specs and the scripts.

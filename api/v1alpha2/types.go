@@ -64,17 +64,17 @@ type MiniClusterArchive struct {
 }
 
 type FluxSpec struct {
-	Container       FluxContainer     `json:"container,omitzero"`
-	Arch            string            `json:"arch,omitempty"`
-	SubmitCommand   string            `json:"submitCommand,omitempty"`
-	Wrap            string            `json:"wrap,omitempty"`
-	ConnectTimeout  string            `json:"connectTimeout,omitempty"`
-	OptionFlags     string            `json:"optionFlags,omitempty"`
-	MinimalService  bool              `json:"minimalService,omitempty"`
-	DisableSocket   bool              `json:"disableSocket,omitempty"`
-	Topology        string            `json:"topology,omitempty"`
-	NoWaitSocket    bool              `json:"noWaitSocket,omitempty"`
-	CompleteWorkers bool              `json:"completeWorkers,omitempty"`
+	Container       FluxContainer `json:"container,omitzero"`
+	Arch            string        `json:"arch,omitempty"`
+	SubmitCommand   string        `json:"submitCommand,omitempty"`
+	Wrap            string        `json:"wrap,omitempty"`
+	ConnectTimeout  string        `json:"connectTimeout,omitempty"`
+	OptionFlags     string        `json:"optionFlags,omitempty"`
+	MinimalService  bool          `json:"minimalService,omitempty"`
+	DisableSocket   bool          `json:"disableSocket,omitempty"`
+	Topology        string        `json:"topology,omitempty"`
+	NoWaitSocket    bool          `json:"noWaitSocket,omitempty"`
+	CompleteWorkers bool          `json:"completeWorkers,omitempty"`
 	// LogLevel is a pointer because 0 is a valid level and differs from unset (6).
 	LogLevel     *int32            `json:"logLevel,omitempty"`
 	CurveCert    string            `json:"curveCert,omitempty"`
@@ -122,20 +122,20 @@ type BurstedCluster struct {
 }
 
 type PodSpec struct {
-	Annotations                  map[string]string          `json:"annotations,omitempty"`
-	Labels                       map[string]string          `json:"labels,omitempty"`
-	RestartPolicy                string                     `json:"restartPolicy,omitempty"`
-	ServiceAccountName           string                     `json:"serviceAccountName,omitempty"`
-	RuntimeClassName             string                     `json:"runtimeClassName,omitempty"`
-	AutomountServiceAccountToken bool                       `json:"automountServiceAccountToken,omitempty"`
-	SchedulerName                string                     `json:"schedulerName,omitempty"`
-	NodeSelector                 map[string]string          `json:"nodeSelector,omitempty"`
-	NodeAffinity                 map[string][]string        `json:"nodeAffinity,omitempty"`
-	Tolerations                  []Toleration               `json:"tolerations,omitempty"`
-	DNSPolicy                    string                     `json:"dnsPolicy,omitempty"`
-	HostIPC                      bool                       `json:"hostIPC,omitempty"`
-	HostPID                      bool                       `json:"hostPID,omitempty"`
-	Resources                    corev1.ResourceList        `json:"resources,omitempty"`
+	Annotations                  map[string]string         `json:"annotations,omitempty"`
+	Labels                       map[string]string         `json:"labels,omitempty"`
+	RestartPolicy                string                    `json:"restartPolicy,omitempty"`
+	ServiceAccountName           string                    `json:"serviceAccountName,omitempty"`
+	RuntimeClassName             string                    `json:"runtimeClassName,omitempty"`
+	AutomountServiceAccountToken bool                      `json:"automountServiceAccountToken,omitempty"`
+	SchedulerName                string                    `json:"schedulerName,omitempty"`
+	NodeSelector                 map[string]string         `json:"nodeSelector,omitempty"`
+	NodeAffinity                 map[string][]string       `json:"nodeAffinity,omitempty"`
+	Tolerations                  []Toleration              `json:"tolerations,omitempty"`
+	DNSPolicy                    string                    `json:"dnsPolicy,omitempty"`
+	HostIPC                      bool                      `json:"hostIPC,omitempty"`
+	HostPID                      bool                      `json:"hostPID,omitempty"`
+	Resources                    corev1.ResourceList       `json:"resources,omitempty"`
 	SecurityContext              corev1.PodSecurityContext `json:"securityContext,omitzero"`
 }
 
