@@ -44,7 +44,7 @@ const (
 	waveBrokers        = "1"
 	argoReplaceJob     = "Force=true,Replace=true"
 	fluxcdForceEnabled = "enabled"
-	placeholderJobHash = "00000000"
+	placeholderHash    = "00000000"
 )
 
 // In-pod paths shared by the pod specs and the scripts.
@@ -56,10 +56,10 @@ const (
 	BrokerConfigKey     = "broker.toml"
 	softwareMountPath   = "/opt/software"
 	homeMountPath       = "/home/flux-operator"
-	volumeSoftware      = "spack-software"
-	volumeHome          = "flux-operator-home"
-	volumeEntrypoint    = "flux-entrypoint"
-	volumeCurve         = "flux-curve"
+	volumeSoftware      = v1alpha2.VolumeSoftware
+	volumeHome          = v1alpha2.VolumeHome
+	volumeEntrypoint    = v1alpha2.VolumeEntrypoint
+	volumeCurve         = v1alpha2.VolumeCurve
 )
 
 // WaitScriptKey is the entrypoint ConfigMap key of the broker script of containers[i].
@@ -77,8 +77,11 @@ type names struct {
 	EntrypointConfigMap string
 	CurveConfigMap      string
 	Keygen              string
-	ServicesPod         string
-	ServicesHostname    string
+	// KeygenAccount names the keygen ServiceAccount, Role and RoleBinding (mutable objects, so
+	// their names carry no hash).
+	KeygenAccount    string
+	ServicesPod      string
+	ServicesHostname string
 }
 
 func newNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, jobHash, keygenHash, servicesHash string) names {
@@ -93,6 +96,7 @@ func newNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, jobHash, keygenHa
 		EntrypointConfigMap: job + "-entrypoint",
 		CurveConfigMap:      mc.Name + "-curve",
 		Keygen:              truncate(mc.Name, 63-len("-keygen-")-v1alpha2.HashSuffixLength) + "-keygen-" + keygenHash,
+		KeygenAccount:       truncate(mc.Name, 63-len("-keygen")) + "-keygen",
 		ServicesPod:         truncate(mc.Name+v1alpha2.ServicesHostSuffix, 253-1-v1alpha2.HashSuffixLength) + "-" + servicesHash,
 		ServicesHostname:    mc.Name + v1alpha2.ServicesHostSuffix,
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,6 +17,15 @@ import (
 // HashSuffixLength is the length of the -<hash> suffix generators add to the broker Job's name in
 // the default "hash" naming; validation needs it to bound hostnames.
 const HashSuffixLength = 8
+
+// Names of the volumes every broker pod has besides flux.container.name (generators use these);
+// containers' volumes cannot take them.
+const (
+	VolumeSoftware   = "spack-software"
+	VolumeHome       = "flux-operator-home"
+	VolumeEntrypoint = "flux-entrypoint"
+	VolumeCurve      = "flux-curve"
+)
 
 // ServicesHostSuffix is appended to the MiniCluster name for the services pod's hostname.
 const ServicesHostSuffix = "-services"
@@ -101,6 +111,7 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 	if len(s.Containers) == 0 {
 		errs = append(errs, field.Required(cp, "at least one container is needed"))
 	}
+	reservedVolumes := []string{VolumeSoftware, VolumeHome, VolumeEntrypoint, VolumeCurve, s.Flux.Container.Name}
 	var runFlux []string
 	names := map[string]string{s.Flux.Container.Name: "spec.flux.container.name (the flux-view init container)"}
 	for i := range s.Containers {
@@ -118,7 +129,7 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 		if c.RunFlux {
 			name = m.Name // the operator renames the broker container to the MiniCluster name
 		}
-		errs = append(errs, validateContainer(c, p, name, names)...)
+		errs = append(errs, validateContainer(c, p, name, names, reservedVolumes)...)
 	}
 	if len(s.Containers) > 0 && len(runFlux) != 1 {
 		if len(runFlux) == 0 {
@@ -145,7 +156,7 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 				errs = append(errs, field.Forbidden(p.Child("commands", field_), "not supported for services"))
 			}
 		}
-		errs = append(errs, validateContainer(c, p, c.Name, svcNames)...)
+		errs = append(errs, validateContainer(c, p, c.Name, svcNames, nil)...)
 	}
 	errs = append(errs, validateSharedVolumes(s.Containers, cp)...)
 	errs = append(errs, validateSharedVolumes(s.Services, sp)...)
@@ -257,7 +268,7 @@ func validatePod(ps *PodSpec, p *field.Path) field.ErrorList {
 
 // validateContainer checks one entry of containers[] or services[]; seen tracks container names
 // within one pod (names must be unique there).
-func validateContainer(c *MiniClusterContainer, p *field.Path, name string, seen map[string]string) field.ErrorList {
+func validateContainer(c *MiniClusterContainer, p *field.Path, name string, seen map[string]string, reserved []string) field.ErrorList {
 	var errs field.ErrorList
 	if strings.TrimSpace(c.Image) == "" {
 		errs = append(errs, field.Required(p.Child("image"), "every container needs an image"))
@@ -307,8 +318,22 @@ func validateContainer(c *MiniClusterContainer, p *field.Path, name string, seen
 	}
 	for _, k := range sortedKeys(c.Volumes) {
 		errs = append(errs, validateVolume(c.Volumes[k], p.Child("volumes").Key(k), k)...)
+		if slices.Contains(reserved, k) {
+			errs = append(errs, field.Invalid(p.Child("volumes").Key(k), k, "this volume name is used by the generated pod itself; choose another key"))
+		}
 	}
 	return errs
+}
+
+// EmptyDirDefaultPath is where an emptyDir volume without a path is mounted, as the operator does.
+const EmptyDirDefaultPath = "/dev/shm"
+
+// MountPath is where the volume is mounted in the container.
+func (v ContainerVolume) MountPath() string {
+	if v.Path == "" && v.EmptyDir {
+		return EmptyDirDefaultPath
+	}
+	return v.Path
 }
 
 // VolumeSource says which kind of source a container volume uses, resolving the operator's
@@ -350,10 +375,11 @@ func validateVolume(v ContainerVolume, p *field.Path, key string) field.ErrorLis
 	if len(sources) > 1 {
 		errs = append(errs, field.Invalid(p, strings.Join(sources, "+"), "set exactly one volume source; "+strings.Join(sources, ", ")+" are all set"))
 	}
-	if v.Path == "" {
-		// The operator requires a path for claims and host paths; every source needs one to be mounted.
+	if v.Path == "" && !v.EmptyDir {
+		// The operator requires a path for claims and host paths; every source but emptyDir (which
+		// the operator always mounts at /dev/shm) needs one to be mounted.
 		errs = append(errs, field.Required(p.Child("path"), "where the volume is mounted in the container"))
-	} else if !path.IsAbs(v.Path) {
+	} else if v.Path != "" && !path.IsAbs(v.Path) {
 		errs = append(errs, field.Invalid(p.Child("path"), v.Path, "must be an absolute path"))
 	}
 	if v.HostPath != "" && !path.IsAbs(v.HostPath) {

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+)
+
+// readerAnnotations are what kio adds to items it reads; they never reach printed manifests.
+var readerAnnotations = []string{
+	kioutil.PathAnnotation, kioutil.LegacyPathAnnotation,
+	kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation,
+	kioutil.IdAnnotation, kioutil.LegacyIdAnnotation,
+	kioutil.SeqIndentAnnotation,
+}
+
+// readMiniClusterFiles reads every document of the named files ("-" is stdin). Each document must
+// be a MiniCluster; problems come back as results naming the file.
+func readMiniClusterFiles(files []string, stdin io.Reader) ([]*yaml.RNode, framework.Results) {
+	var nodes []*yaml.RNode
+	var results framework.Results
+	problem := func(file string, index int, msg string) {
+		results = append(results, &framework.Result{Severity: framework.Error, Message: msg, File: &framework.File{Path: file, Index: index}})
+	}
+	for _, file := range files {
+		var data []byte
+		var err error
+		if file == "-" {
+			data, err = io.ReadAll(stdin)
+		} else {
+			data, err = os.ReadFile(file)
+		}
+		if err != nil {
+			problem(file, 0, err.Error())
+			continue
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			problem(file, 0, "empty input: expected a MiniCluster document")
+			continue
+		}
+		docs, err := (&kio.ByteReader{
+			Reader:         bytes.NewReader(data),
+			SetAnnotations: map[string]string{kioutil.PathAnnotation: file},
+		}).Read()
+		if err != nil {
+			problem(file, 0, "YAML does not parse: "+err.Error())
+			continue
+		}
+		if len(docs) == 0 {
+			problem(file, 0, "empty input: expected a MiniCluster document")
+		}
+		for i, doc := range docs {
+			if doc.GetKind() != v1alpha2.Kind || doc.GetApiVersion() != v1alpha2.APIVersion {
+				problem(file, i, fmt.Sprintf("not a MiniCluster: apiVersion %q, kind %q (expected %s, %s)",
+					doc.GetApiVersion(), doc.GetKind(), v1alpha2.APIVersion, v1alpha2.Kind))
+				continue
+			}
+			nodes = append(nodes, doc)
+		}
+	}
+	return nodes, results
+}

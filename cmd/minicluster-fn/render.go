@@ -1,0 +1,65 @@
+package main
+
+import (
+	"errors"
+	"io"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/minicluster-fn/minicluster-fn/fn"
+)
+
+func newRenderCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "render FILE... | -",
+		Short: "Print the manifests of the MiniClusters in the given files",
+		Long: `render reads MiniCluster documents from files (or stdin with "-") and prints their manifest
+sets as one YAML stream, ready to commit for Flux CD or to apply. Every document must be a
+MiniCluster. If any of them is invalid, every problem is printed to stderr, nothing is printed to
+stdout and the exit code is 1.`,
+		Example: `  minicluster-fn render examples/hello-world/minicluster.yaml
+  cat minicluster.yaml | minicluster-fn render - > deploy/flux-sample.yaml`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return render(args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+}
+
+func render(files []string, stdin io.Reader, out, errOut io.Writer) error {
+	rl, err := processFiles(files, stdin, errOut)
+	if err != nil {
+		return err
+	}
+	var generated []*yaml.RNode
+	for _, item := range rl.Items {
+		if !fn.IsMiniCluster(item) {
+			generated = append(generated, item)
+		}
+	}
+	return kio.ByteWriter{Writer: out, ClearAnnotations: readerAnnotations}.Write(generated)
+}
+
+// processFiles reads and renders MiniCluster files, printing every problem to errOut.
+func processFiles(files []string, stdin io.Reader, errOut io.Writer) (*framework.ResourceList, error) {
+	nodes, results := readMiniClusterFiles(files, stdin)
+	rl := &framework.ResourceList{Items: nodes}
+	var perr error
+	if len(nodes) > 0 {
+		perr = fn.Processor{Standalone: true}.Process(rl)
+	}
+	results = append(results, rl.Results...)
+	printResults(errOut, results)
+	if perr != nil {
+		return nil, perr
+	}
+	for _, r := range results {
+		if r.Severity == framework.Error {
+			return nil, errors.New("invalid input")
+		}
+	}
+	return rl, nil
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/minicluster-fn/minicluster-fn/fn"
+)
+
+func newRootCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "minicluster-fn",
+		Short: "Render Flux Framework MiniClusters into plain Kubernetes manifests (no operator needed)",
+		Long: `minicluster-fn reads the MiniCluster resources of the Flux Framework operator
+(flux-framework.org/v1alpha2) and writes the complete manifest set the operator would create:
+the entrypoint ConfigMap, the headless Service, the Indexed Job of Flux brokers and the keygen
+pre-step that creates the CURVE certificate in the cluster. Flux CD or Argo CD then apply and
+reconcile it from Git; no CRD and no controller are installed.
+
+Without arguments it is a KRM function: it reads a ResourceList on stdin and writes one on
+stdout. That is how kustomize (generators:) and kpt (mutators:) run it.`,
+		Example: `  # As a kustomize generator (see examples/hello-world):
+  kustomize build --enable-alpha-plugins --enable-exec examples/hello-world
+
+  # As a kpt function:
+  kpt fn eval --exec minicluster-fn --fn-config minicluster.yaml .
+
+  # In CI, without kustomize:
+  minicluster-fn render minicluster.yaml > manifests.yaml`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in := cmd.InOrStdin()
+			if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				return usageError(cmd, "minicluster-fn without arguments reads a KRM ResourceList on stdin, and stdin is a terminal.\n"+
+					"To render MiniCluster files, run: minicluster-fn render FILE...")
+			}
+			return runKRM(in, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	cmd.AddCommand(newRenderCmd(), newValidateCmd(), newVersionCmd())
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(c, err.Error()) })
+	return cmd
+}
+
+// runKRM is the KRM function: ResourceList in, ResourceList (with results) out. Problems are also
+// printed to stderr, which kustomize and kpt show to the user.
+func runKRM(in io.Reader, out, errOut io.Writer) error {
+	var buf bytes.Buffer
+	p := fn.Processor{}
+	rw := &kio.ByteReadWriter{Reader: in, Writer: &buf, KeepReaderAnnotations: true}
+	var results framework.Results
+	err := framework.Execute(processorFunc(func(rl *framework.ResourceList) error {
+		perr := p.Process(rl)
+		results = rl.Results
+		return perr
+	}), rw)
+	printResults(errOut, results)
+	if err != nil {
+		var failed *fn.Failed
+		if !errors.As(err, &failed) {
+			fmt.Fprintf(errOut, "error: %v\n", err)
+		}
+		// The ResourceList still goes out: it carries the results kpt shows, and its items are
+		// the input unchanged.
+		_, _ = out.Write(buf.Bytes())
+		return err
+	}
+	_, werr := out.Write(buf.Bytes())
+	return werr
+}
+
+type processorFunc func(rl *framework.ResourceList) error
+
+func (f processorFunc) Process(rl *framework.ResourceList) error { return f(rl) }
+
+func usageError(cmd *cobra.Command, msg string) error {
+	fmt.Fprintf(cmd.ErrOrStderr(), "error: %s\nRun '%s --help' for usage.\n", msg, cmd.CommandPath())
+	return errors.New(msg)
+}

@@ -1,0 +1,283 @@
+// Package fn is the KRM layer: a ResourceList comes in, its MiniClusters are decoded, defaulted and
+// validated, their manifest sets are generated, and the ResourceList goes out with earlier output
+// replaced, other items untouched and results for every problem.
+package fn
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+	"github.com/minicluster-fn/minicluster-fn/generators"
+)
+
+const localConfigAnnotation = "config.kubernetes.io/local-config"
+
+// Processor renders every MiniCluster of a ResourceList. It implements
+// framework.ResourceListProcessor.
+type Processor struct {
+	// Standalone is set when the input comes from files given on the command line rather than from
+	// an orchestrator; the MiniCluster is then never emitted, so its local-config annotation does
+	// not matter.
+	Standalone bool
+}
+
+// Failed is returned by Process when any MiniCluster is invalid. Its results are also in the
+// ResourceList; the items are left as they came in, so nothing half-rendered is written.
+type Failed struct{ Results framework.Results }
+
+func (f *Failed) Error() string {
+	return fmt.Sprintf("%d problem(s) found in the MiniCluster input", countSeverity(f.Results, framework.Error))
+}
+
+// source is one MiniCluster found in the input.
+type source struct {
+	node  *yaml.RNode
+	mc    *v1alpha2.MiniCluster
+	opts  v1alpha2.Options
+	file  string
+	index int
+}
+
+// Process implements framework.ResourceListProcessor.
+func (p Processor) Process(rl *framework.ResourceList) error {
+	sources, results := p.collect(rl)
+	var generated []*yaml.RNode
+	for _, src := range sources {
+		if src.mc == nil {
+			continue
+		}
+		objs, warns, err := generators.Generate(src.mc, src.opts)
+		if err != nil {
+			results = append(results, src.result(framework.Error, "", err.Error(), nil))
+			continue
+		}
+		for _, w := range warns {
+			results = append(results, src.result(framework.Warning, w.Field, w.Message, nil))
+		}
+		for _, obj := range objs {
+			node, err := toRNode(obj, src)
+			if err != nil {
+				return err
+			}
+			generated = append(generated, node)
+		}
+	}
+	rl.Results = append(rl.Results, results...)
+	if countSeverity(results, framework.Error) > 0 {
+		return &Failed{Results: results}
+	}
+	// Replace what an earlier run generated for these MiniClusters (kpt feeds its output back in).
+	var kept []*yaml.RNode
+	for _, item := range rl.Items {
+		if !generatedBy(item, sources) {
+			kept = append(kept, item)
+		}
+	}
+	slices.SortStableFunc(kept, byFile)
+	rl.Items = append(kept, generated...)
+	return nil
+}
+
+// collect finds the MiniClusters among the items and the functionConfig, decodes and checks them.
+func (p Processor) collect(rl *framework.ResourceList) ([]*source, framework.Results) {
+	var nodes []*yaml.RNode
+	for _, item := range rl.Items {
+		if IsMiniCluster(item) {
+			nodes = append(nodes, item)
+		}
+	}
+	// kustomize passes the functionConfig as an item too; kpt with configPath passes it as both.
+	// A functionConfig that is a MiniCluster but not among the items is rendered as well.
+	if fc := rl.FunctionConfig; fc != nil && IsMiniCluster(fc) && !slices.ContainsFunc(nodes, func(n *yaml.RNode) bool { return sameObject(n, fc) }) {
+		nodes = append(nodes, fc)
+	}
+	var results framework.Results
+	if len(nodes) == 0 {
+		results = append(results, &framework.Result{Severity: framework.Error,
+			Message: "no MiniCluster found: expected a flux-framework.org/v1alpha2 MiniCluster as functionConfig or among the items"})
+	}
+	var sources []*source
+	seen := map[string]*source{}
+	for _, node := range nodes {
+		src := &source{node: node}
+		src.file, src.index = fileOf(node)
+		sources = append(sources, src)
+		mc, errs := v1alpha2.Decode([]byte(node.MustString()))
+		if len(errs) == 0 {
+			mc.Default()
+			var optErrs field.ErrorList
+			src.opts, optErrs = mc.ParseOptions()
+			errs = append(optErrs, mc.Validate(src.opts)...)
+		}
+		for _, e := range errs {
+			results = append(results, src.fieldResult(e))
+		}
+		if len(errs) > 0 {
+			continue
+		}
+		src.mc = mc
+		key := mc.Namespace + "/" + mc.Name
+		if other, dup := seen[key]; dup {
+			results = append(results, src.result(framework.Error, "metadata.name",
+				fmt.Sprintf("MiniCluster %q is defined twice: in %s and in %s; names must be unique per namespace", mc.Name, describeFile(other), describeFile(src)), nil))
+			src.mc = nil
+			continue
+		}
+		seen[key] = src
+		if !p.Standalone && node.GetAnnotations()[localConfigAnnotation] != "true" {
+			results = append(results, src.result(framework.Warning, "metadata.annotations",
+				`has no config.kubernetes.io/local-config: "true": a tool that applies this package would send the MiniCluster to a cluster without its CRD and fail; add the annotation`, nil))
+		}
+	}
+	for _, item := range rl.Items {
+		if w := hpaWarning(item); w != nil {
+			results = append(results, w)
+		}
+	}
+	return sources, results
+}
+
+// IsMiniCluster tells whether an item is a Flux Framework MiniCluster.
+func IsMiniCluster(n *yaml.RNode) bool {
+	return n.GetKind() == v1alpha2.Kind && strings.HasPrefix(n.GetApiVersion(), v1alpha2.Group+"/")
+}
+
+func sameObject(a, b *yaml.RNode) bool {
+	return a.GetKind() == b.GetKind() && a.GetName() == b.GetName() && a.GetNamespace() == b.GetNamespace()
+}
+
+// generatedBy tells whether item is output of an earlier run for one of the sources.
+func generatedBy(item *yaml.RNode, sources []*source) bool {
+	l := item.GetLabels()
+	for _, src := range sources {
+		if src.mc != nil && generators.IsGenerated(l, src.mc.Name) && item.GetNamespace() == src.mc.Namespace {
+			return true
+		}
+	}
+	return false
+}
+
+// hpaWarning flags a HorizontalPodAutoscaler that scales a MiniCluster: that needs the operator's
+// scale subresource.
+func hpaWarning(item *yaml.RNode) *framework.Result {
+	if item.GetKind() != "HorizontalPodAutoscaler" {
+		return nil
+	}
+	kind, _ := item.GetString("spec.scaleTargetRef.kind")
+	if kind != v1alpha2.Kind {
+		return nil
+	}
+	file, index := fileOf(item)
+	r := &framework.Result{
+		Severity: framework.Warning,
+		Message: "scales a MiniCluster, which needs the operator's scale subresource; without the operator, " +
+			"change spec.size in Git (up to spec.maxSize) instead",
+		ResourceRef: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: item.GetApiVersion(), Kind: item.GetKind()},
+			NameMeta: yaml.NameMeta{Name: item.GetName(), Namespace: item.GetNamespace()}},
+		Field: &framework.Field{Path: "spec.scaleTargetRef"},
+	}
+	if file != "" {
+		r.File = &framework.File{Path: file, Index: index}
+	}
+	return r
+}
+
+func (s *source) ref() *yaml.ResourceIdentifier {
+	return &yaml.ResourceIdentifier{
+		TypeMeta: yaml.TypeMeta{APIVersion: s.node.GetApiVersion(), Kind: s.node.GetKind()},
+		NameMeta: yaml.NameMeta{Name: s.node.GetName(), Namespace: s.node.GetNamespace()},
+	}
+}
+
+func (s *source) result(sev framework.Severity, fieldPath, msg string, current any) *framework.Result {
+	r := &framework.Result{Severity: sev, Message: msg, ResourceRef: s.ref()}
+	if fieldPath != "" {
+		r.Field = &framework.Field{Path: fieldPath, CurrentValue: current}
+	}
+	if s.file != "" {
+		r.File = &framework.File{Path: s.file, Index: s.index}
+	}
+	return r
+}
+
+func (s *source) fieldResult(e *field.Error) *framework.Result {
+	var current any
+	if e.BadValue != nil {
+		if _, omit := e.BadValue.(field.OmitValueType); !omit {
+			current = e.BadValue
+		}
+	}
+	fieldPath := e.Field
+	if fieldPath == "<nil>" {
+		fieldPath = ""
+	}
+	return s.result(framework.Error, fieldPath, e.ErrorBody(), current)
+}
+
+func describeFile(s *source) string {
+	if s.file == "" {
+		return "the functionConfig"
+	}
+	return s.file
+}
+
+// fileOf reads the orchestrator's path and index annotations.
+func fileOf(n *yaml.RNode) (string, int) {
+	a := n.GetAnnotations()
+	file := cmp.Or(a[kioutil.PathAnnotation], a[kioutil.LegacyPathAnnotation])
+	index, _ := strconv.Atoi(cmp.Or(a[kioutil.IndexAnnotation], a[kioutil.LegacyIndexAnnotation]))
+	return file, index
+}
+
+// byFile orders pass-through items by file and position, so the output does not depend on the
+// order the orchestrator read the files in; items without a file keep their order.
+func byFile(a, b *yaml.RNode) int {
+	fa, ia := fileOf(a)
+	fb, ib := fileOf(b)
+	return cmp.Or(cmp.Compare(fa, fb), cmp.Compare(ia, ib))
+}
+
+// toRNode turns a generated object into YAML without the empty status of typed structs, and gives
+// it a predictable file next to its MiniCluster for kpt: <dir>/<minicluster>/<kind>_<name>.yaml.
+func toRNode(obj generators.Object, src *source) (*yaml.RNode, error) {
+	b, err := sigsyaml.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %T %s: %w", obj, obj.GetName(), err)
+	}
+	node, err := yaml.Parse(string(b))
+	if err != nil {
+		return nil, err
+	}
+	if err := node.PipeE(yaml.Clear("status")); err != nil {
+		return nil, err
+	}
+	kind := strings.ToLower(obj.GetObjectKind().GroupVersionKind().Kind)
+	file := path.Join(path.Dir(src.file), src.mc.Name, kind+"_"+obj.GetName()+".yaml")
+	for k, v := range map[string]string{kioutil.PathAnnotation: file, kioutil.LegacyPathAnnotation: file} {
+		if err := node.PipeE(yaml.SetAnnotation(k, v)); err != nil {
+			return nil, err
+		}
+	}
+	return node, nil
+}
+
+func countSeverity(rs framework.Results, sev framework.Severity) int {
+	n := 0
+	for _, r := range rs {
+		if r.Severity == sev {
+			n++
+		}
+	}
+	return n
+}

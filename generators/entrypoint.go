@@ -1,0 +1,514 @@
+package generators
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"text/template"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+)
+
+// The entrypoint ConfigMap: the scripts the broker pods run and the broker config, rendered from
+// the embedded templates in templates/ (Go text/template; files named part-*.sh hold the
+// {{define}} blocks several scripts share).
+//
+// Runtime contract (what the scripts read and write, see README):
+//   - env: JOB_COMPLETION_INDEX (Indexed Job; fallback: the hostname's last "-" field),
+//     HOSTNAME (fallback: hostname(1)); /etc/hosts for the pods' DNS domain.
+//   - flux-init.sh writes <mountPath>/config/etc/flux/config/broker.toml,
+//     <mountPath>/config/etc/flux/system/hostlist, the view under <mountPath>/view and
+//     <mountPath>/software, and <mountPath>/flux-operator-done.txt.
+//   - wait-<i>.sh writes <mountPath>/config/curve/curve.cert (0600), .../etc/flux/system/R,
+//     the helper scripts <mountPath>/{flux-view,flux-connect,load-fluxion}.sh and
+//     <mountPath>/flux-operator-complete.txt.
+//
+// broker.toml holds two placeholders that flux-init.sh replaces at pod start (nothing in the
+// scripts or the config depends on the render-time namespace or Job name):
+//   - placeholderJobName: the broker Job's name, the pod hostname without "-<index>";
+//   - placeholderDNSSuffix: the pods' DNS domain, read from /etc/hosts.
+const (
+	placeholderJobName   = "@JOB_NAME@"
+	placeholderDNSSuffix = "@DNS_SUFFIX@"
+
+	// customScriptPath is where commands.script is written in a container.
+	customScriptPath = "/tmp/custom-entrypoint.sh"
+)
+
+//go:embed templates
+var templateFiles embed.FS
+
+var entrypointTemplates = template.Must(template.New("entrypoint").
+	Option("missingkey=error").
+	Funcs(template.FuncMap{"shq": shellQuote, "toml": tomlString}).
+	ParseFS(templateFiles, "templates/*.sh", "templates/*.toml"))
+
+// templatesDigest is a hex SHA-256 over the embedded template files (names and contents, in name
+// order), so that changed scripts give the broker Job a new name.
+func templatesDigest() string { return templatesDigestOnce() }
+
+var templatesDigestOnce = sync.OnceValue(func() string {
+	var files []string
+	err := fs.WalkDir(templateFiles, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		panic(err) // embedded files: cannot fail
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	for _, f := range files {
+		b, err := templateFiles.ReadFile(f)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", f, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+})
+
+// entrypointData returns the entrypoint ConfigMap's data: ConfigMap key -> content. mc is defaulted and valid.
+func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error) {
+	s := &mc.Spec
+	common := newScriptCommon(mc)
+	hosts := hostlist(mc)
+	data := map[string]string{}
+
+	if s.Flux.BrokerConfig != "" {
+		data[BrokerConfigKey] = s.Flux.BrokerConfig
+	} else {
+		out, err := render("broker.toml", newBrokerConfigData(mc, hosts))
+		if err != nil {
+			return nil, err
+		}
+		data[BrokerConfigKey] = out
+	}
+
+	out, err := render("init.sh", initData{
+		scriptCommon:       common,
+		ViewName:           s.Flux.Container.Name,
+		Hostlist:           hosts.list,
+		ServiceFallback:    n.Service,
+		CustomBrokerConfig: s.Flux.BrokerConfig != "",
+		BrokerConfigSource: EntrypointMountPath + "/" + BrokerConfigKey,
+	})
+	if err != nil {
+		return nil, err
+	}
+	data[InitScriptKey] = out
+
+	for i := range s.Containers {
+		c := &s.Containers[i]
+		switch {
+		case c.RunFlux:
+			out, err := render("wait.sh", newWaitData(mc, i, common))
+			if err != nil {
+				return nil, err
+			}
+			data[WaitScriptKey(i)] = out
+		case !c.NoWrapEntrypoint:
+			out, err := render("start.sh", newStartData(mc, i, common))
+			if err != nil {
+				return nil, err
+			}
+			data[StartScriptKey(i)] = out
+		}
+	}
+	return data, nil
+}
+
+func render(name string, data any) (string, error) {
+	var b bytes.Buffer
+	if err := entrypointTemplates.ExecuteTemplate(&b, name, data); err != nil {
+		return "", fmt.Errorf("rendering entrypoint template %s: %w", name, err)
+	}
+	return b.String(), nil
+}
+
+// scriptCommon is what the shared blocks (part-*.sh) need.
+type scriptCommon struct {
+	MountPath       string
+	Quiet           bool
+	Strict          bool
+	ViewDisabled    bool
+	PythonPath      string
+	SchedulerSimple bool
+	Environment     []envVar // flux.environment, sorted by name
+}
+
+type envVar struct{ Name, Value string }
+
+// hook is one commands.* entry: shell code, with the output redirect of quiet mode.
+type hook struct{ Name, Code, Redirect string }
+
+// heredoc is a file written verbatim by a quoted here-document.
+type heredoc struct{ Path, Body, Delimiter string }
+
+type initData struct {
+	scriptCommon
+	ViewName           string
+	Hostlist           string // may hold placeholderJobName
+	ServiceFallback    string
+	CustomBrokerConfig bool
+	BrokerConfigSource string
+}
+
+type waitData struct {
+	scriptCommon
+	Index int
+	Key   string
+	Timed bool
+	// Command is the effective command: containers[i].command, or the commands.script runner.
+	Command     string
+	Script      *heredoc
+	CurveSource string
+	OutputDir   string
+	Hooks       struct{ Init, Pre, BrokerPre, WorkerPre, Post hook }
+
+	Interactive    bool
+	DisableSocket  bool
+	ConnectTimeout string
+	Topology       string
+	Quorum         int32
+	Zeromq         bool
+	LogLevel       int32
+	ArchivePath    string
+
+	Batch           *batchData
+	Launcher        bool
+	NodeSpec        string
+	OptionFlags     string // shell words
+	Debug           bool
+	SubmitCommand   string // shell words
+	Prefix          string // shell words
+	Wrap            string
+	CompleteWorkers bool
+}
+
+type batchData struct {
+	Raw       bool
+	Lines     []batchLine
+	Delimiter string
+}
+
+type batchLine struct {
+	Text          string
+	Error, Output string
+}
+
+type startData struct {
+	scriptCommon
+	Index        int
+	Key          string
+	Name         string
+	Command      string
+	Script       *heredoc
+	NoWaitSocket bool
+	Hooks        struct{ Init, ServicePre, Post hook }
+}
+
+type brokerConfigData struct {
+	ConfigPath    string
+	ResourcePath  string
+	CurveCertPath string
+	ArchiveDBPath string
+	DefaultPort   int
+	Hosts         []hostEntry
+	QueuePolicy   string
+}
+
+type hostEntry struct{ Host, Bind, Connect string }
+
+func newScriptCommon(mc *v1alpha2.MiniCluster) scriptCommon {
+	f := &mc.Spec.Flux
+	c := scriptCommon{
+		MountPath:       f.Container.MountPath,
+		Quiet:           mc.Spec.Logging.Quiet,
+		Strict:          mc.Spec.Logging.Strict,
+		ViewDisabled:    f.Container.Disable,
+		PythonPath:      f.Container.PythonPath,
+		SchedulerSimple: f.Scheduler.Simple,
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.Environment)) {
+		c.Environment = append(c.Environment, envVar{Name: k, Value: f.Environment[k]})
+	}
+	return c
+}
+
+func newBrokerConfigData(mc *v1alpha2.MiniCluster, hosts hostlistParts) brokerConfigData {
+	mp := mc.Spec.Flux.Container.MountPath
+	d := brokerConfigData{
+		ConfigPath:    path.Join(mp, "config/etc/flux/config/broker.toml"),
+		ResourcePath:  path.Join(mp, "config/etc/flux/system/R"),
+		CurveCertPath: path.Join(mp, "config/curve", CurveCertKey),
+		ArchiveDBPath: path.Join(mp, "config/var/lib/flux/job-archive.sqlite"),
+		DefaultPort:   v1alpha2.DefaultBrokerPort,
+		QueuePolicy:   mc.Spec.Flux.Scheduler.QueuePolicy,
+	}
+	if lb := hosts.lead; lb != nil {
+		d.Hosts = append(d.Hosts, hostEntry{
+			Host:    lb.Address,
+			Bind:    fmt.Sprintf("tcp://eth0:%d", lb.Port),
+			Connect: fmt.Sprintf("tcp://%s:%d", lb.Address, lb.Port),
+		})
+	}
+	if hosts.rest != "" {
+		d.Hosts = append(d.Hosts, hostEntry{Host: hosts.rest})
+	}
+	return d
+}
+
+// hostlistParts is the broker hostlist in rank order: list is the whole (the hostlist file and
+// flux R encode --hosts); with a lead broker, the config lists lead and rest as two host entries.
+type hostlistParts struct {
+	list string
+	lead *v1alpha2.FluxBroker
+	rest string
+}
+
+// hostlist is <job>-[0-<maxSize-1>] (placeholder job name), or the lead broker's address and
+// <leadBroker.name>-[1-<size-1>], then <cluster>-[0-<size-1>] per bursting cluster;
+// flux.bursting.hostlist replaces it when set.
+func hostlist(mc *v1alpha2.MiniCluster) hostlistParts {
+	b := &mc.Spec.Flux.Bursting
+	var parts hostlistParts
+	var rest []string
+	switch {
+	case b.Hostlist != "":
+		rest = []string{b.Hostlist}
+	case b.LeadBroker != nil:
+		if b.LeadBroker.Size > 1 {
+			rest = append(rest, hostRange(b.LeadBroker.Name, 1, b.LeadBroker.Size-1))
+		}
+	default:
+		rest = append(rest, hostRange(placeholderJobName, 0, mc.Spec.MaxSize))
+	}
+	if b.Hostlist == "" {
+		for _, c := range b.Clusters {
+			rest = append(rest, hostRange(c.Name, 0, c.Size))
+		}
+	}
+	parts.rest = strings.Join(rest, ",")
+	parts.list = parts.rest
+	if lb := b.LeadBroker; lb != nil {
+		parts.lead = lb
+		parts.list = strings.Join(append([]string{lb.Address}, rest...), ",")
+	}
+	return parts
+}
+
+// hostRange is prefix-<start> for one host, else prefix-[<start>-<start+count-1>].
+func hostRange(prefix string, start, count int32) string {
+	if count == 1 {
+		return fmt.Sprintf("%s-%d", prefix, start)
+	}
+	return fmt.Sprintf("%s-[%d-%d]", prefix, start, start+count-1)
+}
+
+func newWaitData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) waitData {
+	s := &mc.Spec
+	c := &s.Containers[i]
+	d := waitData{
+		scriptCommon:    common,
+		Index:           i,
+		Key:             WaitScriptKey(i),
+		Timed:           s.Logging.Timed,
+		Command:         c.Command,
+		CurveSource:     CurveMountPath + "/" + CurveCertKey,
+		OutputDir:       c.Logs,
+		Interactive:     s.Interactive,
+		DisableSocket:   s.Flux.DisableSocket,
+		ConnectTimeout:  s.Flux.ConnectTimeout,
+		Topology:        s.Flux.Topology,
+		Quorum:          quorum(mc),
+		Zeromq:          s.Logging.Zeromq,
+		ArchivePath:     s.Archive.Path,
+		Launcher:        c.Launcher,
+		NodeSpec:        nodeSpec(mc),
+		OptionFlags:     s.Flux.OptionFlags,
+		Debug:           s.Logging.Debug,
+		SubmitCommand:   s.Flux.SubmitCommand,
+		Prefix:          c.Commands.Prefix,
+		Wrap:            s.Flux.Wrap,
+		CompleteWorkers: s.Flux.CompleteWorkers,
+	}
+	if d.OutputDir == "" {
+		d.OutputDir = v1alpha2.DefaultOutputDir
+	}
+	if d.SubmitCommand == "" {
+		d.SubmitCommand = "flux submit"
+	}
+	if s.Flux.LogLevel != nil {
+		d.LogLevel = *s.Flux.LogLevel
+	}
+	if s.Logging.Quiet {
+		d.LogLevel = 0
+	}
+	if c.Commands.Script != "" {
+		d.Script = newHeredoc(customScriptPath, c.Commands.Script)
+		d.Command = "/bin/bash " + customScriptPath
+	}
+	if c.Batch && d.Command != "" {
+		d.Batch = newBatch(d.Command, c.BatchRaw, d.OutputDir)
+	}
+	quietOut, quietAll := quietRedirects(s.Logging.Quiet)
+	d.Hooks.Init = newHook("init", c.Commands.Init, quietOut)
+	d.Hooks.Pre = newHook("pre", c.Commands.Pre, quietAll)
+	d.Hooks.BrokerPre = newHook("brokerPre", c.Commands.BrokerPre, quietAll)
+	d.Hooks.WorkerPre = newHook("workerPre", c.Commands.WorkerPre, quietAll)
+	d.Hooks.Post = newHook("post", c.Commands.Post, "")
+	return d
+}
+
+func newStartData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) startData {
+	s := &mc.Spec
+	c := &s.Containers[i]
+	d := startData{
+		scriptCommon: common,
+		Index:        i,
+		Key:          StartScriptKey(i),
+		Name:         c.Name,
+		Command:      strings.TrimRight(c.Command, "\n"),
+		NoWaitSocket: s.Flux.NoWaitSocket,
+	}
+	if c.Commands.Script != "" {
+		d.Script = newHeredoc(customScriptPath, c.Commands.Script)
+	}
+	quietOut, quietAll := quietRedirects(s.Logging.Quiet)
+	d.Hooks.Init = newHook("init", c.Commands.Init, quietOut)
+	d.Hooks.ServicePre = newHook("servicePre", c.Commands.ServicePre, quietAll)
+	d.Hooks.Post = newHook("post", c.Commands.Post, "")
+	return d
+}
+
+// quietRedirects are the operator's redirects of hook output in quiet mode: commands.init loses
+// stdout, the other pre hooks stdout and stderr.
+func quietRedirects(quiet bool) (out, all string) {
+	if !quiet {
+		return "", ""
+	}
+	return "> /dev/null", "> /dev/null 2>&1"
+}
+
+func newHook(name, code, redirect string) hook {
+	code = strings.TrimRight(code, " \t\n")
+	if strings.TrimSpace(code) == "" {
+		return hook{Name: name}
+	}
+	return hook{Name: name, Code: code, Redirect: redirect}
+}
+
+// newBatch turns the command's lines into the batch script: one flux submit per non-empty line,
+// numbered by line (job-<line>.out, as the operator does), or the lines verbatim with batchRaw.
+func newBatch(command string, raw bool, outputDir string) *batchData {
+	b := &batchData{Raw: raw}
+	var texts []string
+	for i, line := range strings.Split(command, "\n") {
+		if line == "" {
+			continue
+		}
+		texts = append(texts, line)
+		b.Lines = append(b.Lines, batchLine{
+			Text:   line,
+			Error:  path.Join(outputDir, fmt.Sprintf("job-%d.err", i)),
+			Output: path.Join(outputDir, fmt.Sprintf("job-%d.out", i)),
+		})
+	}
+	b.Delimiter = heredocDelimiter(texts)
+	return b
+}
+
+func newHeredoc(p, body string) *heredoc {
+	body = strings.TrimSuffix(body, "\n")
+	return &heredoc{Path: p, Body: body, Delimiter: heredocDelimiter(strings.Split(body, "\n"))}
+}
+
+// heredocDelimiter is a here-document delimiter that no line of the body equals.
+func heredocDelimiter(lines []string) string {
+	used := map[string]bool{}
+	for _, l := range lines {
+		used[l] = true
+	}
+	d := "MINICLUSTER_FN_EOF"
+	for i := 1; used[d]; i++ {
+		d = "MINICLUSTER_FN_EOF_" + strconv.Itoa(i)
+	}
+	return d
+}
+
+// quorum is the operator's broker.quorum: minSize when set, else size when the cluster may grow
+// (maxSize > size), else none (all ranks).
+func quorum(mc *v1alpha2.MiniCluster) int32 {
+	switch {
+	case mc.Spec.MinSize != 0:
+		return mc.Spec.MinSize
+	case mc.Spec.MaxSize != mc.Spec.Size:
+		return mc.Spec.Size
+	}
+	return 0
+}
+
+// nodeSpec is the operator's node and task flags: -N <size> -n<tasks> when tasks >= size,
+// -n<tasks> when fewer, -N <size> when tasks is 0.
+func nodeSpec(mc *v1alpha2.MiniCluster) string {
+	size := mc.Spec.Size
+	tasks := int32(v1alpha2.DefaultTasks)
+	if mc.Spec.Tasks != nil {
+		tasks = *mc.Spec.Tasks
+	}
+	switch {
+	case tasks == 0:
+		return fmt.Sprintf("-N %d", size)
+	case tasks >= size:
+		return fmt.Sprintf("-N %d -n%d", size, tasks)
+	}
+	return fmt.Sprintf("-n%d", tasks)
+}
+
+// shellQuote quotes s as one bash word: unchanged when it only has characters bash never treats
+// specially, else in single quotes.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./:=@%+,-", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// tomlString is s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

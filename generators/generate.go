@@ -1,0 +1,105 @@
+// Package generators turns a defaulted, valid MiniCluster into the typed Kubernetes objects of its
+// manifest set. Every function here is pure: same MiniCluster, same objects.
+package generators
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+)
+
+// Object is a typed Kubernetes object with metadata.
+type Object interface {
+	runtime.Object
+	metav1.Object
+}
+
+// Warning is something the user should know about a MiniCluster that still renders.
+type Warning struct {
+	Field   string
+	Message string
+}
+
+// Generate returns the manifest set of mc in a stable order, and warnings. mc must have been
+// defaulted and validated (v1alpha2: Default, ParseOptions, Validate).
+func Generate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) ([]Object, []Warning, error) {
+	n, err := resolveNames(mc, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := entrypointData(mc, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	var objs []Object
+	switch {
+	case opts.CurveSecret != "":
+		// The user's Secret is mounted as is.
+	case mc.Spec.Flux.CurveCert != "":
+		objs = append(objs, inlineCurveConfigMap(mc, n))
+	default:
+		sa, role, binding, job := keygenObjects(mc, opts, n)
+		objs = append(objs, sa, role, binding, job)
+	}
+	objs = append(objs, entrypointConfigMap(mc, n, data), headlessService(mc, n))
+	for _, s := range portServices(mc) {
+		objs = append(objs, s)
+	}
+	if len(mc.Spec.Services) > 0 {
+		objs = append(objs, servicesPod(mc, n))
+	}
+	objs = append(objs, brokerJob(mc, opts, n))
+	return objs, warnings(mc), nil
+}
+
+func entrypointConfigMap(mc *v1alpha2.MiniCluster, n names, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: objectMeta(mc, n.EntrypointConfigMap, componentEntrypoint, waveConfig),
+		Data:       data,
+	}
+}
+
+// resolveNames computes the hashes that name the immutable objects. The broker Job's hash covers
+// everything its pods run: the spec without size (size changes within maxSize patch the Job in
+// place), our options, the script templates and the pod template itself (rendered with
+// placeholder names, since the names depend on the hash).
+func resolveNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) (names, error) {
+	placeholder := newNames(mc, opts, placeholderHash, placeholderHash, placeholderHash)
+	spec := mc.Spec // a shallow copy: only Size changes
+	spec.Size = 0
+	jobHash, err := shortHash(spec, opts, templatesDigest(), brokerPodTemplate(mc, opts, placeholder))
+	if err != nil {
+		return names{}, err
+	}
+	keygenHash, err := shortHash(keygenPodTemplate(mc, opts, placeholder))
+	if err != nil {
+		return names{}, err
+	}
+	servicesHash, err := shortHash(servicesPodSpec(mc, placeholder))
+	if err != nil {
+		return names{}, err
+	}
+	return newNames(mc, opts, jobHash, keygenHash, servicesHash), nil
+}
+
+// shortHash is the first HashSuffixLength hex digits of the SHA-256 of the values' JSON (map keys
+// are sorted by encoding/json, so it is deterministic).
+func shortHash(values ...any) (string, error) {
+	h := sha256.New()
+	for _, v := range values {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return "", fmt.Errorf("hashing the pod template: %w", err)
+		}
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:v1alpha2.HashSuffixLength], nil
+}

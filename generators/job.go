@@ -1,0 +1,244 @@
+package generators
+
+import (
+	"slices"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+)
+
+// brokerJob is the Indexed Job of Flux brokers: one pod per rank, hostname <job>-<index>, all in
+// the headless Service's subdomain.
+func brokerJob(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) *batchv1.Job {
+	s := &mc.Spec
+	job := &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: objectMeta(mc, n.Job, componentBroker, waveBrokers),
+		Spec: batchv1.JobSpec{
+			CompletionMode:        ptr.To(batchv1.IndexedCompletion),
+			Completions:           ptr.To(s.Size),
+			Parallelism:           ptr.To(s.Size),
+			BackoffLimit:          ptr.To(s.BackoffLimit),
+			ActiveDeadlineSeconds: ptr.To(s.DeadlineSeconds),
+			Template:              brokerPodTemplate(mc, opts, n),
+		},
+	}
+	// jobLabels go on the Job only (e.g. kueue.x-k8s.io/queue-name); ours win on conflict.
+	for k, v := range s.JobLabels {
+		if _, ours := job.Labels[k]; !ours {
+			job.Labels[k] = v
+		}
+	}
+	if opts.JobNaming == v1alpha2.JobNamingStable {
+		// A stable name cannot take a changed pod template; let the GitOps engine replace the Job.
+		job.Annotations[fluxcdForce] = fluxcdForceEnabled
+		job.Annotations[argoSyncOptions] = argoReplaceJob
+	}
+	return job
+}
+
+// brokerPodTemplate is everything immutable about the broker Job; its hash names the Job.
+func brokerPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) corev1.PodTemplateSpec {
+	s := &mc.Spec
+	// Our labels win over spec.pod.labels: the Service and affinity select on them.
+	podLabels := copyInto(copyInto(copyInto(nil, s.Pod.Labels), labels(mc, componentBroker)), podSelector(mc))
+	spec := basePodSpec(mc)
+	spec.Subdomain = n.Service
+	spec.SetHostnameAsFQDN = ptr.To(false)
+	spec.ShareProcessNamespace = ptr.To(s.ShareProcessNamespace)
+	spec.HostIPC = s.Pod.HostIPC
+	spec.HostPID = s.Pod.HostPID
+	spec.SchedulerName = s.Pod.SchedulerName
+	spec.Tolerations = tolerations(s.Pod.Tolerations)
+	spec.Overhead = s.Pod.Resources
+	spec.Affinity = affinity(mc)
+	spec.ImagePullSecrets = pullSecrets(s.Containers)
+	spec.InitContainers = []corev1.Container{viewContainer(mc)}
+	spec.Volumes = append(fluxVolumes(mc, opts, n), userVolumes(s.Containers)...)
+	for i, c := range s.Containers {
+		spec.Containers = append(spec.Containers, appContainer(mc, i, c))
+	}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: copyInto(nil, s.Pod.Annotations)},
+		Spec:       spec,
+	}
+}
+
+// basePodSpec holds the pod settings the broker pods and the services pod share.
+func basePodSpec(mc *v1alpha2.MiniCluster) corev1.PodSpec {
+	p := &mc.Spec.Pod
+	spec := corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicy(p.RestartPolicy),
+		// No API token unless the spec asks for one: brokers do not talk to the API server.
+		AutomountServiceAccountToken: ptr.To(p.AutomountServiceAccountToken),
+		ServiceAccountName:           p.ServiceAccountName,
+		NodeSelector:                 copyInto(nil, p.NodeSelector),
+		DNSPolicy:                    corev1.DNSPolicy(p.DNSPolicy),
+	}
+	if p.RuntimeClassName != "" {
+		spec.RuntimeClassName = ptr.To(p.RuntimeClassName)
+	}
+	// The operator copies only fsGroup; the whole PodSecurityContext is what a user writing it means.
+	if sc := p.SecurityContext; !isZero(sc) {
+		spec.SecurityContext = sc.DeepCopy()
+	}
+	return spec
+}
+
+// viewContainer is the init container that copies Flux from the view image into the shared
+// emptyDir and writes the broker config.
+func viewContainer(mc *v1alpha2.MiniCluster) corev1.Container {
+	fc := &mc.Spec.Flux.Container
+	c := corev1.Container{
+		Name:            fc.Name,
+		Image:           fc.Image,
+		Command:         []string{"/bin/bash", EntrypointMountPath + "/" + InitScriptKey},
+		WorkingDir:      fc.WorkingDir,
+		Resources:       *fc.Resources.DeepCopy(),
+		ImagePullPolicy: pullPolicy(fc.PullAlways, ""),
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: fc.Name, MountPath: fc.MountPath},
+			{Name: volumeHome, MountPath: homeMountPath},
+			{Name: volumeEntrypoint, MountPath: EntrypointMountPath, ReadOnly: true},
+		},
+	}
+	c.SecurityContext = securityContext(fc.SecurityContext)
+	return c
+}
+
+// appContainer is containers[i] of the broker pod: the broker (runFlux) or a sidecar.
+func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterContainer) corev1.Container {
+	fc := &mc.Spec.Flux.Container
+	c := corev1.Container{
+		Name:            mcc.Name,
+		Image:           mcc.Image,
+		WorkingDir:      mcc.WorkingDir,
+		Env:             env(mcc),
+		Ports:           containerPorts(mcc.Ports),
+		Resources:       *mcc.Resources.DeepCopy(),
+		ImagePullPolicy: pullPolicy(mcc.PullAlways, mcc.ImagePullPolicy),
+		Lifecycle:       lifecycle(mcc.LifeCycle),
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: fc.Name, MountPath: fc.MountPath},
+			{Name: volumeSoftware, MountPath: softwareMountPath},
+			{Name: volumeHome, MountPath: homeMountPath},
+			{Name: volumeEntrypoint, MountPath: EntrypointMountPath, ReadOnly: true},
+		},
+	}
+	switch {
+	case mcc.RunFlux:
+		c.Name = mc.Name // as the operator does: logs are read with -c <MiniCluster name>
+		c.Command = []string{"/bin/bash", EntrypointMountPath + "/" + WaitScriptKey(i)}
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volumeCurve, MountPath: CurveMountPath, ReadOnly: true})
+	case !mcc.NoWrapEntrypoint:
+		c.Command = []string{"/bin/bash", EntrypointMountPath + "/" + StartScriptKey(i)}
+	}
+	c.VolumeMounts = append(c.VolumeMounts, userMounts(mcc)...)
+	c.SecurityContext = securityContext(mcc.SecurityContext)
+	return c
+}
+
+func env(c v1alpha2.MiniClusterContainer) []corev1.EnvVar {
+	var out []corev1.EnvVar
+	for _, k := range sortedKeys(c.Environment) {
+		out = append(out, corev1.EnvVar{Name: k, Value: c.Environment[k]})
+	}
+	for _, k := range sortedKeys(c.Secrets) {
+		s := c.Secrets[k]
+		out = append(out, corev1.EnvVar{Name: k, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: s.Name}, Key: s.Key,
+		}}})
+	}
+	return out
+}
+
+func containerPorts(ports []int32) []corev1.ContainerPort {
+	var out []corev1.ContainerPort
+	for _, p := range ports {
+		out = append(out, corev1.ContainerPort{ContainerPort: p, Protocol: corev1.ProtocolTCP})
+	}
+	return out
+}
+
+func pullPolicy(always bool, policy string) corev1.PullPolicy {
+	switch {
+	case always:
+		return corev1.PullAlways
+	case policy != "":
+		return corev1.PullPolicy(policy)
+	}
+	return corev1.PullIfNotPresent
+}
+
+// lifecycle runs the hooks through a shell; the operator exec'd the whole string as one argv[0],
+// which only works for a command without arguments.
+func lifecycle(l v1alpha2.LifeCycle) *corev1.Lifecycle {
+	if l.PostStartExec == "" && l.PreStopExec == "" {
+		return nil
+	}
+	hook := func(cmd string) *corev1.LifecycleHandler {
+		if cmd == "" {
+			return nil
+		}
+		return &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", cmd}}}
+	}
+	return &corev1.Lifecycle{PostStart: hook(l.PostStartExec), PreStop: hook(l.PreStopExec)}
+}
+
+func tolerations(ts []v1alpha2.Toleration) []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, t := range ts {
+		out = append(out, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+	}
+	return out
+}
+
+// pullSecrets collects containers' imagePullSecret, sorted and without repeats.
+func pullSecrets(cs []v1alpha2.MiniClusterContainer) []corev1.LocalObjectReference {
+	var names []string
+	for _, c := range cs {
+		if c.ImagePullSecret != "" && !slices.Contains(names, c.ImagePullSecret) {
+			names = append(names, c.ImagePullSecret)
+		}
+	}
+	slices.Sort(names)
+	var out []corev1.LocalObjectReference
+	for _, n := range names {
+		out = append(out, corev1.LocalObjectReference{Name: n})
+	}
+	return out
+}
+
+// affinity spreads brokers one per node within one zone (preferred, as the operator does) and adds
+// the required node affinity of spec.pod.nodeAffinity.
+func affinity(mc *v1alpha2.MiniCluster) *corev1.Affinity {
+	var a corev1.Affinity
+	if !mc.Spec.Network.DisableAffinity {
+		sel := &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: mc.Name, LabelComponent: componentBroker}}
+		a.PodAffinity = &corev1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+			Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{LabelSelector: sel, TopologyKey: corev1.LabelTopologyZone},
+		}}}
+		a.PodAntiAffinity = &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+			Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{LabelSelector: sel.DeepCopy(), TopologyKey: corev1.LabelHostname},
+		}}}
+	}
+	if na := mc.Spec.Pod.NodeAffinity; len(na) > 0 {
+		var term corev1.NodeSelectorTerm
+		for _, k := range sortedKeys(na) {
+			term.MatchExpressions = append(term.MatchExpressions, corev1.NodeSelectorRequirement{
+				Key: k, Operator: corev1.NodeSelectorOpIn, Values: slices.Clone(na[k]),
+			})
+		}
+		a.NodeAffinity = &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{term},
+		}}
+	}
+	if a == (corev1.Affinity{}) {
+		return nil
+	}
+	return &a
+}

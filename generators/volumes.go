@@ -1,0 +1,134 @@
+package generators
+
+import (
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+)
+
+// File modes of mounted ConfigMap/Secret items.
+const (
+	scriptMode = int32(0o644) // scripts are run with /bin/bash, they need not be executable
+	curveMode  = int32(0o400) // Flux rejects a certificate readable by group/other
+)
+
+// fluxVolumes are the volumes every broker pod has: the view, scratch space, the scripts and the
+// certificate.
+func fluxVolumes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) []corev1.Volume {
+	vols := []corev1.Volume{
+		{Name: volumeSoftware, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: volumeHome, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: mc.Spec.Flux.Container.Name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: volumeEntrypoint, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: n.EntrypointConfigMap},
+			DefaultMode:          ptr.To(scriptMode),
+		}}},
+		curveVolume(opts, n),
+	}
+	return vols
+}
+
+// curveVolume mounts the shared certificate. It is never optional: kubelet keeps the pods waiting
+// until the keygen Job has created it, so one apply converges in any tool.
+func curveVolume(opts v1alpha2.Options, n names) corev1.Volume {
+	items := []corev1.KeyToPath{{Key: CurveCertKey, Path: CurveCertKey, Mode: ptr.To(curveMode)}}
+	if opts.CurveSecret != "" {
+		return corev1.Volume{Name: volumeCurve, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: opts.CurveSecret, Items: items, DefaultMode: ptr.To(curveMode),
+		}}}
+	}
+	return corev1.Volume{Name: volumeCurve, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: n.CurveConfigMap}, Items: items, DefaultMode: ptr.To(curveMode),
+	}}}
+}
+
+// userVolumes are the pod volumes for containers' `volumes`, one per key, sorted by key. The
+// volume is named after its key (the operator named ConfigMap volumes after the ConfigMap and
+// mounted them by key, so they never matched).
+func userVolumes(containers []v1alpha2.MiniClusterContainer) []corev1.Volume {
+	byKey := map[string]v1alpha2.ContainerVolume{}
+	for _, c := range containers {
+		for k, v := range c.Volumes {
+			if _, seen := byKey[k]; !seen {
+				byKey[k] = v
+			}
+		}
+	}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	vols := make([]corev1.Volume, 0, len(keys))
+	for _, k := range keys {
+		vols = append(vols, corev1.Volume{Name: k, VolumeSource: volumeSource(byKey[k])})
+	}
+	return vols
+}
+
+func volumeSource(v v1alpha2.ContainerVolume) corev1.VolumeSource {
+	switch v.VolumeSource() {
+	case "csiDriver":
+		return corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{
+			Driver: v.CSIDriver, ReadOnly: ptr.To(v.ReadOnly), VolumeAttributes: v.CSIDriverAttributes,
+		}}
+	case "secretName":
+		return corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: v.SecretName, Items: keyToPaths(v.Items)}}
+	case "emptyDir":
+		ed := &corev1.EmptyDirVolumeSource{}
+		if strings.EqualFold(v.EmptyDirMedium, "memory") {
+			ed.Medium = corev1.StorageMediumMemory
+		}
+		if v.EmptyDirSizeLimit != "" {
+			ed.SizeLimit = ptr.To(resource.MustParse(v.EmptyDirSizeLimit))
+		}
+		return corev1.VolumeSource{EmptyDir: ed}
+	case "hostPath":
+		return corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: v.HostPath, Type: ptr.To(corev1.HostPathDirectory)}}
+	case "configMapName":
+		return corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: v.ConfigMapName}, Items: keyToPaths(v.Items),
+		}}
+	case "claimName":
+		return corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: v.ClaimName, ReadOnly: v.ReadOnly}}
+	}
+	// A volume with only a path: scratch space (the operator made a claim with an empty name).
+	return corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+}
+
+func keyToPaths(items map[string]string) []corev1.KeyToPath {
+	keys := sortedKeys(items)
+	if len(keys) == 0 {
+		return nil
+	}
+	out := make([]corev1.KeyToPath, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, corev1.KeyToPath{Key: k, Path: items[k]})
+	}
+	return out
+}
+
+// userMounts are the mounts of one container's own volumes, sorted by key (the operator let mounts
+// of earlier containers leak into later ones).
+func userMounts(c v1alpha2.MiniClusterContainer) []corev1.VolumeMount {
+	var mounts []corev1.VolumeMount
+	for _, k := range sortedKeys(c.Volumes) {
+		v := c.Volumes[k]
+		mounts = append(mounts, corev1.VolumeMount{Name: k, MountPath: v.MountPath(), ReadOnly: v.ReadOnly})
+	}
+	return mounts
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
