@@ -52,6 +52,10 @@ type source struct {
 // Process implements framework.ResourceListProcessor.
 func (p Processor) Process(rl *framework.ResourceList) error {
 	sources, results := p.collect(rl)
+	// Output order follows the MiniClusters' names, not the order the files were read in.
+	slices.SortStableFunc(sources, func(a, b *source) int {
+		return cmp.Or(cmp.Compare(a.node.GetNamespace(), b.node.GetNamespace()), cmp.Compare(a.node.GetName(), b.node.GetName()))
+	})
 	var generated []*yaml.RNode
 	for _, src := range sources {
 		if src.mc == nil {

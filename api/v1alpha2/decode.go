@@ -56,8 +56,7 @@ func decodeStrict(js []byte) (*MiniCluster, field.ErrorList) {
 		switch {
 		case unknownField.MatchString(msg):
 			p := unknownField.FindStringSubmatch(msg)[1]
-			errs = append(errs, &field.Error{Type: field.ErrorTypeNotSupported, Field: p, BadValue: field.OmitValueType{},
-				Detail: "unknown field (not in the MiniCluster v1alpha2 schema; check the spelling)"})
+			errs = append(errs, field.Forbidden(pathOf(p), "unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"))
 		case duplicateField.MatchString(msg):
 			errs = append(errs, field.Duplicate(pathOf(duplicateField.FindStringSubmatch(msg)[1]), "field given twice"))
 		default:

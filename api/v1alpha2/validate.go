@@ -99,7 +99,10 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 		}
 	}
 
-	errs = append(errs, validateNetwork(&s.Network, spec.Child("network"))...)
+	if s.Network.HeadlessName != m.Name || len(validation.IsDNS1123Label(m.Name)) == 0 {
+		// (A headless name defaulted from an invalid metadata.name is reported once, above.)
+		errs = append(errs, validateNetwork(&s.Network, spec.Child("network"))...)
+	}
 	errs = append(errs, validateFlux(&s.Flux, spec.Child("flux"), m)...)
 	errs = append(errs, validatePod(&s.Pod, spec.Child("pod"))...)
 	if s.Archive.Path != "" && !path.IsAbs(s.Archive.Path) {
@@ -113,7 +116,10 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 	}
 	reservedVolumes := []string{VolumeSoftware, VolumeHome, VolumeEntrypoint, VolumeCurve, s.Flux.Container.Name}
 	var runFlux []string
-	names := map[string]string{s.Flux.Container.Name: "spec.flux.container.name (the flux-view init container)"}
+	names := map[string]string{
+		s.Flux.Container.Name: "spec.flux.container.name (the flux-view init container)",
+		m.Name:                "the broker container (named after the MiniCluster)",
+	}
 	for i := range s.Containers {
 		c := &s.Containers[i]
 		p := cp.Index(i)
@@ -127,7 +133,8 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 		}
 		name := c.Name
 		if c.RunFlux {
-			name = m.Name // the operator renames the broker container to the MiniCluster name
+			// The operator renames the broker container to the MiniCluster name, checked above.
+			name = ""
 		}
 		errs = append(errs, validateContainer(c, p, name, names, reservedVolumes)...)
 	}
@@ -373,7 +380,7 @@ func validateVolume(v ContainerVolume, p *field.Path, key string) field.ErrorLis
 	}
 	sort.Strings(sources)
 	if len(sources) > 1 {
-		errs = append(errs, field.Invalid(p, strings.Join(sources, "+"), "set exactly one volume source; "+strings.Join(sources, ", ")+" are all set"))
+		errs = append(errs, field.Invalid(p, strings.Join(sources, "+"), "set exactly one volume source, found "+strings.Join(sources, " and ")))
 	}
 	if v.Path == "" && !v.EmptyDir {
 		// The operator requires a path for claims and host paths; every source but emptyDir (which

@@ -5,6 +5,7 @@
 set -eu -o pipefail
 
 {{template "identity" .}}
+jobname="${host%-"${index}"}"
 viewbase={{shq .MountPath}}
 viewroot="${viewbase}/view"
 configroot="${viewbase}/config"

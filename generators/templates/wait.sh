@@ -14,7 +14,6 @@ if [[ ! -x /usr/bin/time ]]; then
 fi
 {{- end}}
 
-fluxuser="$(id -un 2> /dev/null || id -u)"
 {{template "identity" .}}
 {{- template "hook" .Hooks.Init}}
 
@@ -28,11 +27,12 @@ cfg="${configroot}/etc/flux/config"
 # containers[{{.Index}}].command, kept verbatim as data here. It is split into words (quotes,
 # escapes and $VAR as in a shell command line, expanded now) only where it runs, so quotes and
 # $ in it work; control operators such as && or | do not (use commands.script for those).
+# shellcheck disable=SC2016,SC1003,SC2034 # literal text; commands.* hooks may read it
 command={{shq .Command}}
 {{- template "custom-script" .}}
 {{- if not .Quiet}}
 
-echo "Hello user ${fluxuser}"
+echo "Hello user $(id -un 2> /dev/null || id -u)"
 {{- end}}
 
 # The CURVE certificate: the mounted one is read-only and may be group-readable; flux wants a
@@ -94,7 +94,7 @@ brokerOptions=(
 # archive.path: restore the instance's content from it when it exists.
 if [[ -e {{shq .}} ]]; then
 {{- if not $.Quiet}}
-  echo "Found an existing archive at "{{shq .}}", loading it into the state directory"
+  printf 'Found an existing archive at %s, loading it into the state directory\n' {{shq .}}
 {{- end}}
   brokerOptions+=({{shq (print "-Scontent.restore=" .)}})
 fi
@@ -148,10 +148,12 @@ flux jobs -a
   cat flux-job.batch
   echo "Batch mode: flux start"{{with .Wrap}} {{shq (print "--wrap=" .)}}{{end}} -o --config "${cfg}" "${brokerOptions[*]}"{{with .Prefix}} {{shq .}}{{end}} "sh -c 'flux batch ${flags[*]} --flags waitable ./flux-job.batch && flux job wait --all'"
 {{- end}}
+  # shellcheck disable=SC2016 # "$@" is expanded by sh -c
   {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxstart wall time %E" {{end}}flux start {{with .Wrap}}--wrap={{shq .}} {{end}}-o --config "${cfg}" "${brokerOptions[@]}" {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxsubmit wall time %E" {{end}}{{with .Prefix}}{{.}} {{end}}sh -c 'flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all' sh "${flags[@]}"{{if .Quiet}} > /dev/null 2>&1{{end}}
 {{- else}}
 
   # Split the command into words (see above), without running it.
+  command_args=()
   if ! eval "command_args=(
 ${command}
 )"; then

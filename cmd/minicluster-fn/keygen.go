@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+	"github.com/minicluster-fn/minicluster-fn/generators"
+	"github.com/minicluster-fn/minicluster-fn/internal/curve"
+)
+
+// keygenRand is where new secret keys come from. Tests replace it with a deterministic reader.
+var keygenRand io.Reader = rand.Reader
+
+// errPublishNotImplemented is what --publish says until the in-cluster mode exists.
+const errPublishNotImplemented = "keygen --publish runs inside the cluster and is not implemented in this build"
+
+const (
+	keygenOutputCert      = "cert"
+	keygenOutputConfigMap = "configmap"
+	keygenOutputSecret    = "secret"
+)
+
+type keygenOptions struct {
+	certName     string
+	output       string
+	name         string
+	namespace    string
+	check        string
+	publish      bool
+	ownerService string
+}
+
+func newKeygenCmd() *cobra.Command {
+	var o keygenOptions
+	cmd := &cobra.Command{
+		Use:   "keygen [--cert-name NAME] [--output configmap|secret --name N] | --check FILE",
+		Short: "Make a CURVE certificate for Flux brokers, or check one",
+		Long: `keygen makes a new CURVE certificate, the key pair all brokers of one MiniCluster share, in
+the format "flux keygen" writes, and prints it to stdout. The key is made in pure Go from the
+operating system's random source.
+
+You rarely need this: by default render emits a keygen Job that creates the certificate inside the
+cluster, so no secret key ever passes through Git. keygen is for users who keep the key in Git
+ENCRYPTED. A secret key committed to Git in plain text is a leak: anyone who can read the
+repository can pose as a broker of the MiniCluster. Encrypt the output (for example with SOPS,
+which Flux CD can decrypt when it applies) before you commit it, or prefer the generated keygen Job.
+
+Output (--output):
+  cert       the certificate file (default)
+  configmap  a v1 ConfigMap --name with the certificate under the key curve.cert, the shape of
+             the <minicluster>-curve ConfigMap the keygen Job creates
+  secret     a v1 Secret --name (type Opaque) with the certificate under the key curve.cert;
+             point a MiniCluster at it with the annotation
+               `+v1alpha2.CurveSecretAnnotation+`: N
+             and render mounts it instead of generating the keygen Job
+
+--check FILE ("-" for stdin) validates a certificate file with the rules of Flux's reader (plus the
+"name" entry brokers need) and prints every problem. The secret key is never printed.
+
+--publish is the in-cluster mode the generated keygen Job runs:
+  keygen --publish --name CONFIGMAP --owner-service SERVICE --cert-name MINICLUSTER
+It creates the ConfigMap CONFIGMAP (key curve.cert) only if it is absent and makes the Service
+SERVICE its owner. It is not implemented in this build and exits 1.`,
+		Example: `  # A certificate file:
+  minicluster-fn keygen --cert-name hello > curve.cert
+
+  # A Secret for render's curve-secret option, encrypted with SOPS before it goes to Git:
+  minicluster-fn keygen --cert-name hello --output secret --name hello-curve > hello-curve.yaml
+  sops --encrypt --encrypted-regex '^(data|stringData)$' --in-place hello-curve.yaml
+
+  # Check a certificate:
+  minicluster-fn keygen --check curve.cert`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runKeygen(cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.certName, "cert-name", "minicluster", `the certificate's "name" metadata entry (Flux brokers need one)`)
+	f.StringVarP(&o.output, "output", "o", keygenOutputCert, "what to print: cert, configmap or secret")
+	f.StringVar(&o.name, "name", "", "name of the ConfigMap or Secret (required with --output configmap|secret and with --publish)")
+	f.StringVar(&o.namespace, "namespace", "", "namespace of the ConfigMap or Secret (default: none, so kustomize or the apply sets it)")
+	f.StringVar(&o.check, "check", "", `validate the certificate FILE ("-" for stdin) instead of making one`)
+	f.BoolVar(&o.publish, "publish", false, "in-cluster mode of the generated keygen Job (not implemented in this build)")
+	f.StringVar(&o.ownerService, "owner-service", "", "with --publish: the Service that owns the created ConfigMap")
+	return cmd
+}
+
+func runKeygen(cmd *cobra.Command, o keygenOptions) error {
+	flags := cmd.Flags()
+	errOut := cmd.ErrOrStderr()
+	if o.publish {
+		if o.check != "" {
+			return usageError(cmd, "--publish and --check cannot be used together")
+		}
+		fmt.Fprintf(errOut, "error: %s\n", errPublishNotImplemented)
+		return errors.New(errPublishNotImplemented)
+	}
+	if flags.Changed("owner-service") {
+		return usageError(cmd, "--owner-service is only used with --publish")
+	}
+	if flags.Changed("check") {
+		for _, other := range []string{"cert-name", "output", "name", "namespace"} {
+			if flags.Changed(other) {
+				return usageError(cmd, fmt.Sprintf("--check FILE cannot be combined with --%s", other))
+			}
+		}
+		if o.check == "" {
+			return usageError(cmd, `--check needs a file name ("-" for stdin)`)
+		}
+		return checkCert(o.check, cmd.InOrStdin(), cmd.OutOrStdout(), errOut)
+	}
+
+	switch o.output {
+	case keygenOutputCert:
+		if o.name != "" || o.namespace != "" {
+			return usageError(cmd, "--name and --namespace only apply to --output configmap or --output secret")
+		}
+	case keygenOutputConfigMap, keygenOutputSecret:
+		if o.name == "" {
+			kind := "ConfigMap"
+			if o.output == keygenOutputSecret {
+				kind = "Secret"
+			}
+			return usageError(cmd, fmt.Sprintf("--output %s needs --name (the name of the %s)", o.output, kind))
+		}
+		if msgs := validation.IsDNS1123Subdomain(o.name); len(msgs) > 0 {
+			return usageError(cmd, fmt.Sprintf("invalid --name %q: %s", o.name, strings.Join(msgs, "; ")))
+		}
+		if o.namespace != "" {
+			if msgs := validation.IsDNS1123Label(o.namespace); len(msgs) > 0 {
+				return usageError(cmd, fmt.Sprintf("invalid --namespace %q: %s", o.namespace, strings.Join(msgs, "; ")))
+			}
+		}
+	default:
+		return usageError(cmd, fmt.Sprintf("invalid --output %q: must be cert, configmap or secret", o.output))
+	}
+
+	// Generate checks the name before it reads any randomness, so an error that comes back
+	// before a read is about --cert-name.
+	rnd := &readCounter{r: keygenRand}
+	cert, err := curve.Generate(o.certName, rnd)
+	if err != nil {
+		if rnd.calls == 0 {
+			return usageError(cmd, "invalid --cert-name: "+strings.TrimPrefix(err.Error(), "curve: "))
+		}
+		fmt.Fprintf(errOut, "error: %v\n", err)
+		return err
+	}
+	certText := cert.Marshal()
+	if o.output == keygenOutputCert {
+		_, err = cmd.OutOrStdout().Write(certText)
+		return err
+	}
+	manifest, err := keygenManifest(o, string(certText))
+	if err != nil {
+		fmt.Fprintf(errOut, "error: %v\n", err)
+		return err
+	}
+	_, err = cmd.OutOrStdout().Write(manifest)
+	return err
+}
+
+// keygenManifest is the ConfigMap or Secret holding the certificate under curve.cert. It carries
+// the managed-by label but no instance label, so render never mistakes it for its own output.
+func keygenManifest(o keygenOptions, certText string) ([]byte, error) {
+	meta := metav1.ObjectMeta{
+		Name:      o.name,
+		Namespace: o.namespace,
+		Labels:    map[string]string{generators.LabelManagedBy: "minicluster-fn"},
+	}
+	var obj any
+	if o.output == keygenOutputSecret {
+		obj = &corev1.Secret{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: meta,
+			Type:       corev1.SecretTypeOpaque,
+			StringData: map[string]string{generators.CurveCertKey: certText},
+		}
+	} else {
+		obj = &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: meta,
+			Data:       map[string]string{generators.CurveCertKey: certText},
+		}
+	}
+	out, err := yaml.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the %s: %w", o.output, err)
+	}
+	return stripNullCreationTimestamp(out), nil
+}
+
+// stripNullCreationTimestamp removes the "creationTimestamp: null" that older apimachinery
+// versions write for an unset ObjectMeta.CreationTimestamp.
+func stripNullCreationTimestamp(doc []byte) []byte {
+	lines := bytes.SplitAfter(doc, []byte("\n"))
+	kept := lines[:0]
+	for _, l := range lines {
+		if string(bytes.TrimSpace(l)) == "creationTimestamp: null" {
+			continue
+		}
+		kept = append(kept, l)
+	}
+	return bytes.Join(kept, nil)
+}
+
+// checkCert validates one certificate file and prints "ok" or every problem. Problems never hold
+// the secret key: curve.Parse keeps it out of its messages.
+func checkCert(file string, stdin io.Reader, out, errOut io.Writer) error {
+	var data []byte
+	var err error
+	if file == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		fmt.Fprintf(errOut, "error: %s: %v\n", file, err)
+		return err
+	}
+	cert, err := curve.Parse(data)
+	if err != nil {
+		problems := []error{err}
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			problems = joined.Unwrap()
+		}
+		for _, p := range problems {
+			fmt.Fprintf(errOut, "error: %s: %v\n", file, p)
+		}
+		return fmt.Errorf("%s: invalid CURVE certificate", file)
+	}
+	fmt.Fprintf(out, "ok: %s: CURVE certificate %q\n", file, cert.Name())
+	return nil
+}
+
+// readCounter counts the reads made through it.
+type readCounter struct {
+	r     io.Reader
+	calls int
+}
+
+func (c *readCounter) Read(p []byte) (int, error) {
+	c.calls++
+	return c.r.Read(p)
+}

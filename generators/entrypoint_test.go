@@ -1,0 +1,1138 @@
+package generators
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+)
+
+// update rewrites the golden files of this package's tests (go test ./generators -update).
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const (
+	testJobHash   = "abcd1234"
+	testNamespace = "ns-never-in-output"
+)
+
+func int32p(v int32) *int32 { return &v }
+
+// testMiniCluster is a MiniCluster as a user writes it (not defaulted yet).
+func testMiniCluster(size int32, containers ...v1alpha2.MiniClusterContainer) *v1alpha2.MiniCluster {
+	mc := &v1alpha2.MiniCluster{Spec: v1alpha2.MiniClusterSpec{Size: size, Containers: containers}}
+	mc.APIVersion = v1alpha2.APIVersion
+	mc.Kind = v1alpha2.Kind
+	mc.Name = "flux-sample"
+	mc.Namespace = testNamespace
+	return mc
+}
+
+// testNames are the render-time names, built directly.
+func testNames(mc *v1alpha2.MiniCluster) names {
+	job := mc.Name + "-" + testJobHash
+	return names{
+		MiniCluster:         mc.Name,
+		Job:                 job,
+		Service:             mc.Spec.Network.HeadlessName,
+		EntrypointConfigMap: job + "-entrypoint",
+		CurveConfigMap:      mc.Name + "-curve",
+	}
+}
+
+type entrypointCase struct {
+	name string
+	mc   func() *v1alpha2.MiniCluster
+	keys []string // the ConfigMap keys expected
+}
+
+var defaultKeys = []string{BrokerConfigKey, InitScriptKey, WaitScriptKey(0)}
+
+func entrypointCases() []entrypointCase {
+	return []entrypointCase{
+		{name: "hello-world", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
+			mc := testMiniCluster(4, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: "echo hello world"})
+			mc.Spec.Logging.Quiet = true
+			return mc
+		}},
+		{name: "interactive", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
+			mc := testMiniCluster(4, v1alpha2.MiniClusterContainer{Image: "ghcr.io/rse-ops/lammps:flux-sched-focal", WorkingDir: "/home/flux"})
+			mc.Spec.Interactive = true
+			mc.Spec.MaxSize = 10
+			return mc
+		}},
+		{name: "batch", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
+			mc := testMiniCluster(2, v1alpha2.MiniClusterContainer{
+				Image: "ubuntu:noble",
+				Batch: true,
+				Command: "echo hello world 1\necho \"hello world 2\"\n\necho 'hello $world 3'\n" +
+					"MINICLUSTER_FN_EOF\n",
+				Commands: v1alpha2.Commands{Post: "ls /tmp/fluxout -1\ncat /tmp/fluxout/job-0.out\n"},
+			})
+			mc.Spec.Logging.Quiet = true
+			return mc
+		}},
+		{name: "batch-raw", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
+			mc := testMiniCluster(2, v1alpha2.MiniClusterContainer{
+				Image: "ubuntu:noble", Batch: true, BatchRaw: true, Logs: "/data/logs",
+				Command: "flux submit -N 2 hostname\nflux queue idle\n",
+			})
+			return mc
+		}},
+		{name: "launcher", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
+			mc := testMiniCluster(2, v1alpha2.MiniClusterContainer{
+				Image: "ghcr.io/rse-ops/atacseq:app-latest", WorkingDir: "/workflow", Launcher: true,
+				Command: "snakemake --cores 1 --flux --jobs 1",
+			})
+			mc.Spec.Logging.Quiet = true
+			return mc
+		}},
+		{name: "sidecar", keys: []string{BrokerConfigKey, InitScriptKey, StartScriptKey(0), StartScriptKey(3), WaitScriptKey(1)}, mc: func() *v1alpha2.MiniCluster {
+			mc := testMiniCluster(2,
+				v1alpha2.MiniClusterContainer{
+					Image: "ubuntu:noble", Name: "flux-queue",
+					Command:  "sleep 10 && flux proxy ${fluxsocket} flux jobs -a",
+					Commands: v1alpha2.Commands{ServicePre: "echo preparing the queue watcher", Init: "export QUEUE=1"},
+				},
+				v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", RunFlux: true, Command: "sleep 200"},
+				v1alpha2.MiniClusterContainer{Image: "nginx", Name: "nginx", NoWrapEntrypoint: true, Ports: []int32{80}},
+				v1alpha2.MiniClusterContainer{
+					Image: "ubuntu:noble", Name: "scripted",
+					Commands: v1alpha2.Commands{Script: "#!/bin/bash\necho \"socket is $fluxsocket\"\nflux proxy \"$fluxsocket\" flux resource list\n"},
+				},
+			)
+			return mc
+		}},
+		{name: "bursting", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
+			mc := testMiniCluster(2, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: "flux resource list"})
+			mc.Spec.MaxSize = 5
+			mc.Spec.Flux.Bursting.Clusters = []v1alpha2.BurstedCluster{{Name: "burst-0", Size: 3}, {Name: "burst-1", Size: 1}}
+			return mc
+		}},
+		{name: "leadbroker", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
+			mc := testMiniCluster(4, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble"})
+			mc.Spec.Interactive = true
+			mc.Spec.Flux.Bursting.LeadBroker = &v1alpha2.FluxBroker{Address: "24.123.50.21", Name: "flux-sample", Size: 4, Port: 30093}
+			return mc
+		}},
+		{name: "custom-config", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
+			mc := testMiniCluster(4, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: "echo hello world"})
+			mc.Spec.Logging.Quiet = true
+			mc.Spec.Flux.BrokerConfig = customBrokerConfig
+			return mc
+		}},
+		{name: "disable-view", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
+			mc := testMiniCluster(4, v1alpha2.MiniClusterContainer{
+				Image: "ghcr.io/rse-ops/lammps:flux-sched-focal", WorkingDir: "/home/flux/examples/reaxff/HNS",
+				Command: "lmp -v x 2 -v y 2 -v z 2 -in in.reaxc.hns -nocite",
+			})
+			mc.Spec.Tasks = int32p(2)
+			mc.Spec.Logging.Quiet = true
+			mc.Spec.Flux.Container.Image = "ubuntu:focal"
+			mc.Spec.Flux.Container.Disable = true
+			return mc
+		}},
+		{name: "logging", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
+			mc := testMiniCluster(2, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: "echo hello world"})
+			mc.Spec.Logging = v1alpha2.LoggingSpec{Strict: true, Timed: true, Debug: true, Zeromq: true}
+			mc.Spec.Flux.LogLevel = int32p(7)
+			return mc
+		}},
+		{name: "options", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
+			mc := testMiniCluster(4, v1alpha2.MiniClusterContainer{
+				Image:   "ghcr.io/rse-ops/lammps:flux-sched-focal",
+				Command: `python3 -c "import os; print('it\'s', os.environ['HOME'])" "$HOME" '$NOT_EXPANDED' # a comment`,
+				Logs:    "/tmp/flux out",
+				Commands: v1alpha2.Commands{
+					Prefix:    "singularity exec --bind /data app.sif",
+					Init:      "echo init one\necho init two",
+					Pre:       "mkdir -p /data\nexport OMP_NUM_THREADS=2",
+					BrokerPre: "echo only the main broker",
+					WorkerPre: "echo only workers",
+					Post:      "echo \"finished on $(hostname)\"",
+				},
+			})
+			mc.Spec.MaxSize = 6
+			mc.Spec.MinSize = 3
+			mc.Spec.Tasks = int32p(8)
+			mc.Spec.Archive.Path = "/state/archive.tar.gz"
+			f := &mc.Spec.Flux
+			f.Topology = "kary:2"
+			f.ConnectTimeout = "10s"
+			f.OptionFlags = "--exclusive -o cpu-affinity=per-task"
+			f.SubmitCommand = "flux run"
+			f.Wrap = "strace,-e,network"
+			f.CompleteWorkers = true
+			f.DisableSocket = true
+			f.NoWaitSocket = true
+			f.Scheduler = v1alpha2.FluxScheduler{Simple: true, QueuePolicy: "easy"}
+			f.Container.PythonPath = "/mnt/flux/view/lib/python3.11/site-packages"
+			f.Container.MountPath = "/opt/flux"
+			f.Environment = map[string]string{"ZED": "last", "A_VAR": "it's $literal", "MIDDLE": "two words"}
+			return mc
+		}},
+	}
+}
+
+const customBrokerConfig = `[access]
+allow-guest-user = true
+allow-root-owner = true
+
+[resource]
+path = "/mnt/flux/view/etc/flux/system/R"
+
+[bootstrap]
+curve_cert = "/mnt/flux/view/curve/curve.cert"
+default_port = 8050
+default_bind = "tcp://eth0:%p"
+default_connect = "tcp://%h.flux-service.default.svc.cluster.local:%p"
+hosts = [{host="flux-sample-0", bind="tcp://eth0:8050",connect="tcp://flux-sample-0.flux-service.default.svc.cluster.local:8050"},
+         {host="flux-sample-[1-3]"}]
+[archive]
+dbpath = "/mnt/flux/view/var/lib/flux/job-archive.sqlite"
+period = "1m"
+busytimeout = "50s"
+`
+
+// defaulted defaults and validates the case's MiniCluster.
+func defaulted(t *testing.T, mc *v1alpha2.MiniCluster) *v1alpha2.MiniCluster {
+	t.Helper()
+	mc.Default()
+	opts, errs := mc.ParseOptions()
+	if len(errs) > 0 {
+		t.Fatalf("options: %v", errs)
+	}
+	if errs := mc.Validate(opts); len(errs) > 0 {
+		t.Fatalf("test MiniCluster is invalid: %v", errs.ToAggregate())
+	}
+	return mc
+}
+
+func renderCase(t *testing.T, c entrypointCase) (map[string]string, *v1alpha2.MiniCluster, names) {
+	t.Helper()
+	mc := defaulted(t, c.mc())
+	n := testNames(mc)
+	data, err := entrypointData(mc, n)
+	if err != nil {
+		t.Fatalf("entrypointData: %v", err)
+	}
+	return data, mc, n
+}
+
+func sortedDataKeys(data map[string]string) []string {
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func TestEntrypointGolden(t *testing.T) {
+	for _, c := range entrypointCases() {
+		t.Run(c.name, func(t *testing.T) {
+			data, _, _ := renderCase(t, c)
+			want := slices.Clone(c.keys)
+			slices.Sort(want)
+			if got := sortedDataKeys(data); !slices.Equal(got, want) {
+				t.Fatalf("keys = %v, want %v", got, want)
+			}
+			dir := filepath.Join("testdata", "entrypoint", c.name)
+			if *update {
+				if err := os.RemoveAll(dir); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range data {
+					if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatalf("%v (run go test ./generators -run Entrypoint -update)", err)
+			}
+			var files []string
+			for _, e := range entries {
+				files = append(files, e.Name())
+			}
+			if !slices.Equal(files, want) {
+				t.Errorf("golden files %v, want %v (run with -update)", files, want)
+			}
+			for k, v := range data {
+				golden, err := os.ReadFile(filepath.Join(dir, k))
+				if err != nil {
+					t.Errorf("%v (run with -update)", err)
+					continue
+				}
+				if string(golden) != v {
+					t.Errorf("%s differs from %s (run with -update and review the diff)", k, filepath.Join(dir, k))
+				}
+			}
+		})
+	}
+}
+
+func isScript(key string) bool { return strings.HasSuffix(key, ".sh") }
+
+func writeScripts(t *testing.T, data map[string]string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	for _, k := range sortedDataKeys(data) {
+		if !isScript(k) {
+			continue
+		}
+		p := filepath.Join(dir, k)
+		if err := os.WriteFile(p, []byte(data[k]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+func TestEntrypointBashSyntax(t *testing.T) {
+	for _, c := range entrypointCases() {
+		t.Run(c.name, func(t *testing.T) {
+			data, _, _ := renderCase(t, c)
+			for _, p := range writeScripts(t, data) {
+				script, _ := os.ReadFile(p)
+				if !strings.HasPrefix(string(script), "#!/bin/bash\n") {
+					t.Errorf("%s does not start with #!/bin/bash", filepath.Base(p))
+				}
+				if out, err := exec.Command("/bin/bash", "-n", p).CombinedOutput(); err != nil {
+					t.Errorf("bash -n %s: %v\n%s", filepath.Base(p), err, out)
+				}
+			}
+		})
+	}
+}
+
+func TestEntrypointShellcheck(t *testing.T) {
+	shellcheck, err := exec.LookPath("shellcheck")
+	if err != nil {
+		t.Skip("shellcheck is not installed (apt-get install -y shellcheck); skipping the shellcheck test")
+	}
+	for _, c := range entrypointCases() {
+		t.Run(c.name, func(t *testing.T) {
+			data, _, _ := renderCase(t, c)
+			args := append([]string{"--shell=bash", "--severity=style", "--format=gcc"}, writeScripts(t, data)...)
+			if out, err := exec.Command(shellcheck, args...).CombinedOutput(); err != nil {
+				t.Errorf("shellcheck: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+func TestEntrypointDeterministic(t *testing.T) {
+	for _, c := range entrypointCases() {
+		t.Run(c.name, func(t *testing.T) {
+			first, _, _ := renderCase(t, c)
+			for range 10 {
+				again, _, _ := renderCase(t, c)
+				if !mapsEqual(first, again) {
+					t.Fatal("two renders of the same MiniCluster differ")
+				}
+			}
+		})
+	}
+	t.Run("map insertion order", func(t *testing.T) {
+		keys := []string{"A", "B_2", "C", "D", "E", "F", "G", "H"}
+		var outs []map[string]string
+		for _, order := range [][]int{{0, 1, 2, 3, 4, 5, 6, 7}, {7, 6, 5, 4, 3, 2, 1, 0}, {3, 0, 6, 1, 7, 2, 5, 4}} {
+			mc := testMiniCluster(2, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: "hostname", Environment: map[string]string{}})
+			mc.Spec.Flux.Environment = map[string]string{}
+			for _, i := range order {
+				mc.Spec.Flux.Environment[keys[i]] = "value-" + keys[i]
+				mc.Spec.Containers[0].Environment[keys[i]] = "value-" + keys[i]
+			}
+			mc = defaulted(t, mc)
+			data, err := entrypointData(mc, testNames(mc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, data)
+		}
+		for _, o := range outs[1:] {
+			if !mapsEqual(outs[0], o) {
+				t.Fatal("maps given in a different insertion order render differently")
+			}
+		}
+		wait := outs[0][WaitScriptKey(0)]
+		var last int
+		for _, k := range keys {
+			i := strings.Index(wait, "printf 'export %s=%q\\n' "+k+" ")
+			if i < last {
+				t.Fatalf("flux.environment not exported in sorted order (%s)", k)
+			}
+			last = i
+		}
+	})
+	t.Run("templatesDigest", func(t *testing.T) {
+		d := templatesDigest()
+		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(d) || d != templatesDigest() {
+			t.Fatalf("templatesDigest() = %q, want a stable hex sha256", d)
+		}
+	})
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// substitute does what flux-init.sh does to the generated broker.toml.
+func substitute(s, job, suffix string) string {
+	return strings.NewReplacer(placeholderJobName, job, placeholderDNSSuffix, suffix).Replace(s)
+}
+
+func parseBrokerConfig(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var cfg map[string]any
+	if err := toml.Unmarshal([]byte(s), &cfg); err != nil {
+		t.Fatalf("broker.toml does not parse as TOML: %v\n%s", err, s)
+	}
+	return cfg
+}
+
+type tomlHost struct{ Host, Bind, Connect string }
+
+func bootstrapHosts(t *testing.T, cfg map[string]any) []tomlHost {
+	t.Helper()
+	boot, _ := cfg["bootstrap"].(map[string]any)
+	list, ok := boot["hosts"].([]any)
+	if !ok {
+		t.Fatalf("bootstrap.hosts is not an array: %#v", boot["hosts"])
+	}
+	var hosts []tomlHost
+	for _, h := range list {
+		m, _ := h.(map[string]any)
+		var th tomlHost
+		th.Host, _ = m["host"].(string)
+		th.Bind, _ = m["bind"].(string)
+		th.Connect, _ = m["connect"].(string)
+		hosts = append(hosts, th)
+	}
+	return hosts
+}
+
+func TestEntrypointBrokerConfigTOML(t *testing.T) {
+	for _, c := range entrypointCases() {
+		t.Run(c.name, func(t *testing.T) {
+			data, mc, n := renderCase(t, c)
+			raw := data[BrokerConfigKey]
+			if mc.Spec.Flux.BrokerConfig != "" {
+				if raw != mc.Spec.Flux.BrokerConfig {
+					t.Fatal("flux.brokerConfig is not written verbatim")
+				}
+				parseBrokerConfig(t, raw)
+				return
+			}
+			for _, p := range []string{placeholderJobName, placeholderDNSSuffix} {
+				if !strings.Contains(raw, p) && !(p == placeholderJobName && mc.Spec.Flux.Bursting.LeadBroker != nil) {
+					t.Errorf("broker.toml has no %s placeholder", p)
+				}
+			}
+			// The template itself is valid TOML: placeholders only inside strings.
+			parseBrokerConfig(t, raw)
+			suffix := "svc-x.some-ns.svc.example.org"
+			cfg := parseBrokerConfig(t, substitute(raw, n.Job, suffix))
+			boot, ok := cfg["bootstrap"].(map[string]any)
+			if !ok {
+				t.Fatal("no [bootstrap] table")
+			}
+			mp := mc.Spec.Flux.Container.MountPath
+			checks := map[string]any{
+				"curve_cert":      mp + "/config/curve/curve.cert",
+				"default_port":    int64(8050),
+				"default_bind":    "tcp://eth0:%p",
+				"default_connect": "tcp://%h." + suffix + ":%p",
+			}
+			for k, want := range checks {
+				if got := boot[k]; got != want {
+					t.Errorf("bootstrap.%s = %#v, want %#v", k, got, want)
+				}
+			}
+			if len(bootstrapHosts(t, cfg)) == 0 {
+				t.Error("bootstrap.hosts is empty")
+			}
+			if got := cfg["resource"].(map[string]any)["path"]; got != mp+"/config/etc/flux/system/R" {
+				t.Errorf("resource.path = %v", got)
+			}
+			if got := cfg["sched-fluxion-qmanager"].(map[string]any)["queue-policy"]; got != mc.Spec.Flux.Scheduler.QueuePolicy {
+				t.Errorf("queue-policy = %v", got)
+			}
+		})
+	}
+}
+
+// expandHostlist expands a Flux hostlist such as "a-[0-3],b-7,c-[1,4-5]" (a tiny subset of RFC 29).
+func expandHostlist(t *testing.T, s string) []string {
+	t.Helper()
+	var out []string
+	depth, start := 0, 0
+	var items []string
+	for i, r := range s {
+		switch r {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				items = append(items, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	items = append(items, s[start:])
+	for _, item := range items {
+		open := strings.IndexByte(item, '[')
+		if open < 0 {
+			out = append(out, item)
+			continue
+		}
+		if !strings.HasSuffix(item, "]") {
+			t.Fatalf("bad hostlist item %q", item)
+		}
+		prefix := item[:open]
+		for _, r := range strings.Split(item[open+1:len(item)-1], ",") {
+			lo, hi, isRange := strings.Cut(r, "-")
+			a, err := strconv.Atoi(lo)
+			if err != nil {
+				t.Fatalf("bad range %q in %q", r, item)
+			}
+			b := a
+			if isRange {
+				if b, err = strconv.Atoi(hi); err != nil || b < a {
+					t.Fatalf("bad range %q in %q", r, item)
+				}
+			}
+			for i := a; i <= b; i++ {
+				out = append(out, fmt.Sprintf("%s%d", prefix, i))
+			}
+		}
+	}
+	return out
+}
+
+// initHostlist is the hostlist flux-init.sh writes (its hosts=... line, unquoted).
+func initHostlist(t *testing.T, init string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^hosts=(.*)$`).FindStringSubmatch(init)
+	if m == nil {
+		t.Fatal("flux-init.sh has no hosts= line")
+	}
+	out, err := exec.Command("/bin/bash", "-c", "printf %s "+m[1]).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+func TestEntrypointHostlist(t *testing.T) {
+	for _, sz := range [][2]int32{{1, 1}, {2, 2}, {4, 4}, {2, 5}, {3, 10}, {11, 11}, {1, 12}} {
+		t.Run(fmt.Sprintf("size%d-max%d", sz[0], sz[1]), func(t *testing.T) {
+			mc := testMiniCluster(sz[0], v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: "hostname"})
+			mc.Spec.MaxSize = sz[1]
+			mc = defaulted(t, mc)
+			n := testNames(mc)
+			data, err := entrypointData(mc, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pods []string
+			for i := range sz[1] {
+				pods = append(pods, fmt.Sprintf("%s-%d", n.Job, i))
+			}
+			hosts := bootstrapHosts(t, parseBrokerConfig(t, substitute(data[BrokerConfigKey], n.Job, "x")))
+			if len(hosts) != 1 {
+				t.Fatalf("hosts = %v, want one entry", hosts)
+			}
+			if got := expandHostlist(t, hosts[0].Host); !slices.Equal(got, pods) {
+				t.Errorf("broker.toml hosts expand to %v, want the pod hostnames %v", got, pods)
+			}
+			list := substitute(initHostlist(t, data[InitScriptKey]), n.Job, "x")
+			if list != hosts[0].Host {
+				t.Errorf("hostlist file %q differs from broker.toml hosts %q", list, hosts[0].Host)
+			}
+			if sz[1] == 1 && hosts[0].Host != n.Job+"-0" {
+				t.Errorf("hosts for maxSize 1 = %q, want %s-0", hosts[0].Host, n.Job)
+			}
+		})
+	}
+	t.Run("bursting clusters", func(t *testing.T) {
+		data, _, n := renderCase(t, caseNamed(t, "bursting"))
+		want := fmt.Sprintf("%s-[0-4],burst-0-[0-2],burst-1-0", placeholderJobName)
+		if got := initHostlist(t, data[InitScriptKey]); got != want {
+			t.Errorf("hostlist = %q, want %q", got, want)
+		}
+		hosts := bootstrapHosts(t, parseBrokerConfig(t, substitute(data[BrokerConfigKey], n.Job, "x")))
+		if len(hosts) != 1 || hosts[0].Host != substitute(want, n.Job, "") {
+			t.Errorf("hosts = %v", hosts)
+		}
+	})
+	t.Run("bursting hostlist verbatim", func(t *testing.T) {
+		mc := testMiniCluster(2, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: "hostname"})
+		mc.Spec.Flux.Bursting.Hostlist = "flux-sample-[0-1],remote-[0-7]"
+		mc = defaulted(t, mc)
+		data, err := entrypointData(mc, testNames(mc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := initHostlist(t, data[InitScriptKey]); got != mc.Spec.Flux.Bursting.Hostlist {
+			t.Errorf("hostlist = %q", got)
+		}
+		if hosts := bootstrapHosts(t, parseBrokerConfig(t, data[BrokerConfigKey])); len(hosts) != 1 || hosts[0].Host != mc.Spec.Flux.Bursting.Hostlist {
+			t.Errorf("hosts = %v", hosts)
+		}
+	})
+}
+
+func caseNamed(t *testing.T, name string) entrypointCase {
+	for _, c := range entrypointCases() {
+		if c.name == name {
+			return c
+		}
+	}
+	t.Fatalf("no case %s", name)
+	return entrypointCase{}
+}
+
+// Operator bug 5: the leadBroker host block printed %!s(int32=8050) and %!s(MISSING).
+func TestEntrypointLeadBrokerBlock(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		size     int32
+		clusters []v1alpha2.BurstedCluster
+		rest     string
+	}{
+		{name: "size4", size: 4, rest: "flux-sample-[1-3]"},
+		{name: "size1", size: 1},
+		{name: "size2-clusters", size: 2, clusters: []v1alpha2.BurstedCluster{{Name: "burst", Size: 2}}, rest: "flux-sample-1,burst-[0-1]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mc := testMiniCluster(tc.size, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: "hostname"})
+			mc.Spec.Flux.Bursting.LeadBroker = &v1alpha2.FluxBroker{Address: "24.123.50.21", Name: "flux-sample", Size: tc.size, Port: 30093}
+			mc.Spec.Flux.Bursting.Clusters = tc.clusters
+			mc = defaulted(t, mc)
+			data, err := entrypointData(mc, testNames(mc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range data {
+				if strings.Contains(v, "%!") || strings.Contains(v, "MISSING") {
+					t.Errorf("%s has a fmt error verb: %s", k, v)
+				}
+			}
+			hosts := bootstrapHosts(t, parseBrokerConfig(t, data[BrokerConfigKey]))
+			want := []tomlHost{{Host: "24.123.50.21", Bind: "tcp://eth0:30093", Connect: "tcp://24.123.50.21:30093"}}
+			if tc.rest != "" {
+				want = append(want, tomlHost{Host: tc.rest})
+			}
+			if !slices.Equal(hosts, want) {
+				t.Errorf("hosts = %+v, want %+v", hosts, want)
+			}
+			wantList := "24.123.50.21"
+			if tc.rest != "" {
+				wantList += "," + tc.rest
+			}
+			if got := initHostlist(t, data[InitScriptKey]); got != wantList {
+				t.Errorf("hostlist file = %q, want %q", got, wantList)
+			}
+		})
+	}
+}
+
+// Operator bug 6: /mnt/flux/config was hard-coded in the init script.
+func TestEntrypointMountPathNotHardcoded(t *testing.T) {
+	for _, c := range entrypointCases() {
+		t.Run(c.name, func(t *testing.T) {
+			mc := c.mc()
+			mc.Spec.Flux.Container.MountPath = "/opt/flux"
+			mc.Spec.Flux.Container.PythonPath = ""
+			mc = defaulted(t, mc)
+			data, err := entrypointData(mc, testNames(mc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range data {
+				if k == BrokerConfigKey && mc.Spec.Flux.BrokerConfig != "" {
+					continue // the user's own text
+				}
+				if strings.Contains(v, "/mnt/flux") {
+					t.Errorf("%s mentions /mnt/flux although mountPath is /opt/flux", k)
+				}
+				if (k == InitScriptKey || strings.HasPrefix(k, "wait-") || strings.HasPrefix(k, "start-")) && !strings.Contains(v, "viewbase=/opt/flux\n") {
+					t.Errorf("%s does not use mountPath /opt/flux", k)
+				}
+			}
+		})
+	}
+}
+
+// Operator bug 7: broker.toml was appended to (>>), duplicating tables on a re-run.
+func TestEntrypointOverwriteNotAppend(t *testing.T) {
+	for _, c := range entrypointCases() {
+		t.Run(c.name, func(t *testing.T) {
+			data, _, _ := renderCase(t, c)
+			for k, v := range data {
+				if isScript(k) && strings.Contains(v, ">>") {
+					t.Errorf("%s appends to a file (>>)", k)
+				}
+			}
+			init := data[InitScriptKey]
+			if !strings.Contains(init, `printf '%s\n' "${brokerconfig}" > "${configroot}/etc/flux/config/broker.toml"`) &&
+				!strings.Contains(init, `cp -f /flux_operator/broker.toml "${configroot}/etc/flux/config/broker.toml"`) {
+				t.Error("flux-init.sh does not overwrite broker.toml")
+			}
+			if !strings.Contains(init, `printf '%s\n' "${hosts}" > "${configroot}/etc/flux/system/hostlist"`) {
+				t.Error("flux-init.sh does not overwrite the hostlist")
+			}
+		})
+	}
+	// Run for real: the second run leaves the same files.
+	for _, name := range []string{"hello-world", "custom-config"} {
+		t.Run("run twice/"+name, func(t *testing.T) {
+			sb := newSandbox(t, caseNamed(t, name))
+			sb.run(t, InitScriptKey, 1)
+			first := sb.readConfig(t)
+			sb.run(t, InitScriptKey, 1)
+			if second := sb.readConfig(t); second != first {
+				t.Errorf("a second init run changed the config:\n%s\n---\n%s", first, second)
+			}
+		})
+	}
+}
+
+// Operator bug 10: the sidecar waited on <mountPath>/view/run/flux/local, the broker listened on
+// <mountPath>/config/run/flux/local.
+func TestEntrypointSocketPathAgreement(t *testing.T) {
+	data, _, _ := renderCase(t, caseNamed(t, "sidecar"))
+	localURI := regexp.MustCompile(`"-Slocal-uri=local://([^"]+)"`).FindStringSubmatch(data[WaitScriptKey(1)])
+	if localURI == nil {
+		t.Fatal("wait-1.sh has no -Slocal-uri")
+	}
+	rundir := regexp.MustCompile(`"-Srundir=([^"]+)"`).FindStringSubmatch(data[WaitScriptKey(1)])
+	for _, key := range []string{StartScriptKey(0), StartScriptKey(3)} {
+		waited := regexp.MustCompile(`(?m)^fluxsocket_path="([^"]+)"$`).FindStringSubmatch(data[key])
+		if waited == nil {
+			t.Fatalf("%s has no fluxsocket_path", key)
+		}
+		if waited[1] != localURI[1] {
+			t.Errorf("%s waits on %s, the broker's local-uri is %s", key, waited[1], localURI[1])
+		}
+		// With flux.disableSocket the broker's default local-uri is local://<rundir>/local.
+		if waited[1] != rundir[1]+"/local" {
+			t.Errorf("%s waits on %s, the broker's rundir socket is %s/local", key, waited[1], rundir[1])
+		}
+		if !strings.Contains(data[key], `export fluxsocket="local://${fluxsocket_path}"`) {
+			t.Errorf("%s does not export fluxsocket", key)
+		}
+	}
+	// Both scripts define configroot the same way.
+	re := regexp.MustCompile(`(?m)^(viewbase|configroot)=.*$`)
+	if a, b := re.FindAllString(data[WaitScriptKey(1)], -1), re.FindAllString(data[StartScriptKey(0)], -1); !slices.Equal(a, b) {
+		t.Errorf("wait and start define the paths differently: %v vs %v", a, b)
+	}
+}
+
+// Operator bug 12: the certificate (a secret key) was printed by the scripts.
+func TestEntrypointCurveCertNotPrinted(t *testing.T) {
+	printing := regexp.MustCompile(`\b(cat|echo|printf|head|tail|less|more|xxd|od)\b[^\n]*(curve\.cert|curvepath|flux_operator_curve)`)
+	for _, c := range entrypointCases() {
+		t.Run(c.name, func(t *testing.T) {
+			data, _, _ := renderCase(t, c)
+			if _, ok := data[CurveCertKey]; ok {
+				t.Error("the ConfigMap must not hold curve.cert")
+			}
+			for k, v := range data {
+				if !isScript(k) {
+					continue
+				}
+				if m := printing.FindString(v); m != "" {
+					t.Errorf("%s prints the certificate: %s", k, m)
+				}
+			}
+			var wait string
+			for k, v := range data {
+				if strings.HasPrefix(k, "wait-") {
+					wait = v
+				}
+			}
+			for _, want := range []string{
+				`(umask 077 && cp ` + CurveMountPath + `/` + CurveCertKey + ` "${curvepath}")`,
+				`chmod 0600 "${curvepath}"`,
+			} {
+				if !strings.Contains(wait, want) {
+					t.Errorf("the broker script lacks %q", want)
+				}
+			}
+		})
+	}
+}
+
+// Nothing depends on the render-time namespace or Job name; the Service name is only the
+// documented fallback of flux-init.sh.
+func TestEntrypointNamespaceAgnostic(t *testing.T) {
+	for _, c := range entrypointCases() {
+		t.Run(c.name, func(t *testing.T) {
+			mc := c.mc()
+			mc.Spec.Network.HeadlessName = "svc-only-fallback"
+			mc = defaulted(t, mc)
+			n := testNames(mc)
+			data, err := entrypointData(mc, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range data {
+				if k == BrokerConfigKey && mc.Spec.Flux.BrokerConfig != "" {
+					continue // the user's own text
+				}
+				for _, bad := range []string{testNamespace, "cluster.local", n.Job, testJobHash, "svc.cluster"} {
+					if strings.Contains(v, bad) {
+						t.Errorf("%s contains %q", k, bad)
+					}
+				}
+				lines := regexp.MustCompile(`(?m)^.*`+regexp.QuoteMeta(n.Service)+`.*$`).FindAllString(v, -1)
+				switch {
+				case k == InitScriptKey && mc.Spec.Flux.BrokerConfig == "":
+					if len(lines) != 1 || strings.TrimSpace(lines[0]) != "dnssuffix="+n.Service {
+						t.Errorf("the Service name appears in flux-init.sh other than as the fallback: %q", lines)
+					}
+				case len(lines) > 0:
+					t.Errorf("%s contains the Service name: %q", k, lines)
+				}
+			}
+		})
+	}
+}
+
+func TestEntrypointShellQuote(t *testing.T) {
+	for _, s := range []string{"", "plain", "two words", "it's", `"double"`, "$HOME", "`id`", "a\nb", `back\slash`, "*", "~x", "%p:@=+,-./"} {
+		out, err := exec.Command("/bin/bash", "-c", "printf %s "+shellQuote(s)).Output()
+		if err != nil || string(out) != s {
+			t.Errorf("shellQuote(%q) = %s gives %q, %v", s, shellQuote(s), out, err)
+		}
+	}
+	for _, s := range []string{"plain", `a"b\c`, "tab\there", "nl\nx", "\x01"} {
+		var v map[string]string
+		if err := toml.Unmarshal([]byte("k = "+tomlString(s)), &v); err != nil || v["k"] != s {
+			t.Errorf("tomlString(%q) = %s parses to %q, %v", s, tomlString(s), v["k"], err)
+		}
+	}
+}
+
+// sandbox runs the generated scripts for real, with a fake flux: every absolute path they use
+// is moved under a temporary directory.
+type sandbox struct {
+	dir   string
+	mc    *v1alpha2.MiniCluster
+	n     names
+	data  map[string]string
+	hosts string // content of the fake /etc/hosts
+}
+
+func newSandbox(t *testing.T, c entrypointCase) *sandbox {
+	t.Helper()
+	dir := t.TempDir()
+	mc := c.mc()
+	mc.Spec.Flux.Container.MountPath = filepath.Join(dir, "mnt")
+	mc = defaulted(t, mc)
+	n := testNames(mc)
+	data, err := entrypointData(mc, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := &sandbox{dir: dir, mc: mc, n: n, data: data,
+		hosts: "127.0.0.1\tlocalhost\n# Kubernetes-managed hosts file.\n10.0.0.7\t" + n.Job + "-1." + n.Service + ".team-a.svc.cluster.example\t" + n.Job + "-1\n"}
+	for _, d := range []string{"cm", "curve", "view/bin", "views/._view/h4sh/bin", "software-copy/pkg", "home", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p, s string, mode os.FileMode) {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(s), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, v := range data {
+		write(filepath.Join("cm", k), v, 0o644)
+	}
+	write("curve/curve.cert", "metadata\n    name = \"test\"\ncurve\n    public-key = \"x\"\n    secret-key = \"SECRET\"\n", 0o440)
+	// The fake flux records its arguments one per line, between "--- flux" lines.
+	write("views/._view/h4sh/bin/flux", `#!/bin/bash
+{ echo "--- flux"; printf '%s\n' "$@"; } >> "$FAKE_FLUX_LOG"
+if [[ "$1" == R ]]; then echo '{"version": 1}'; fi
+if [[ "$1" == start ]]; then exit "${FAKE_FLUX_EXIT:-0}"; fi
+`, 0o755)
+	write("software-copy/pkg/file", "x", 0o644) // /opt/software of the view image
+	return sb
+}
+
+func (sb *sandbox) script(key string) string {
+	d := sb.dir
+	return strings.NewReplacer(
+		d, d, // the sandbox itself (under /tmp) stays
+		EntrypointMountPath+"/", d+"/cm/",
+		CurveMountPath+"/", d+"/curve/",
+		"/etc/hosts", d+"/hosts",
+		"/opt/views/", d+"/views/",
+		"/opt/view", d+"/view",
+		"/opt/software", d+"/software-copy",
+		"/tmp/", d+"/tmp/",
+		"/home/flux-operator", d+"/home",
+	).Replace(sb.data[key])
+}
+
+func (sb *sandbox) run(t *testing.T, key string, index int, env ...string) (stdout, stderr string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(sb.dir, "hosts"), []byte(sb.hosts), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(sb.dir, "run-"+key)
+	if err := os.WriteFile(p, []byte(sb.script(key)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/bash", p)
+	cmd.Dir = filepath.Join(sb.dir, "tmp")
+	cmd.Env = append([]string{
+		"PATH=/usr/bin:/bin",
+		"HOME=" + filepath.Join(sb.dir, "home"),
+		fmt.Sprintf("HOSTNAME=%s-%d", sb.n.Job, index),
+		fmt.Sprintf("JOB_COMPLETION_INDEX=%d", index),
+		"FAKE_FLUX_LOG=" + filepath.Join(sb.dir, "flux.log"),
+	}, env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", key, err, o.String(), e.String())
+	}
+	return o.String(), e.String()
+}
+
+func (sb *sandbox) readConfig(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, f := range []string{"config/etc/flux/config/broker.toml", "config/etc/flux/system/hostlist"} {
+		c, err := os.ReadFile(filepath.Join(sb.mc.Spec.Flux.Container.MountPath, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(c)
+	}
+	return b.String()
+}
+
+// fluxCalls are the argument lists the fake flux was called with.
+func (sb *sandbox) fluxCalls(t *testing.T) [][]string {
+	t.Helper()
+	log, err := os.ReadFile(filepath.Join(sb.dir, "flux.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls [][]string
+	for _, c := range strings.Split(string(log), "--- flux\n")[1:] {
+		calls = append(calls, strings.Split(strings.TrimSuffix(c, "\n"), "\n"))
+	}
+	return calls
+}
+
+func TestEntrypointRunInit(t *testing.T) {
+	sb := newSandbox(t, caseNamed(t, "hello-world"))
+	_, stderr := sb.run(t, InitScriptKey, 1)
+	if stderr != "" {
+		t.Errorf("unexpected stderr: %s", stderr)
+	}
+	mp := sb.mc.Spec.Flux.Container.MountPath
+	brokerToml, err := os.ReadFile(filepath.Join(mp, "config/etc/flux/config/broker.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := parseBrokerConfig(t, string(brokerToml))
+	boot := cfg["bootstrap"].(map[string]any)
+	if want := "tcp://%h." + sb.n.Service + ".team-a.svc.cluster.example:%p"; boot["default_connect"] != want {
+		t.Errorf("default_connect = %v, want %s (from /etc/hosts)", boot["default_connect"], want)
+	}
+	if hosts := bootstrapHosts(t, cfg); len(hosts) != 1 || hosts[0].Host != sb.n.Job+"-[0-3]" {
+		t.Errorf("hosts = %v", hosts)
+	}
+	hostlist, _ := os.ReadFile(filepath.Join(mp, "config/etc/flux/system/hostlist"))
+	if string(hostlist) != sb.n.Job+"-[0-3]\n" {
+		t.Errorf("hostlist file = %q", hostlist)
+	}
+	for _, f := range []string{"view/bin/flux", "software/pkg/file", "flux-operator-done.txt", "config/run/flux", "config/etc/flux/system/cron.d", "config/var/lib/flux"} {
+		if _, err := os.Stat(filepath.Join(mp, f)); err != nil {
+			t.Errorf("init did not create %s: %v", f, err)
+		}
+	}
+
+	t.Run("no /etc/hosts entry", func(t *testing.T) {
+		sb.hosts = "127.0.0.1 localhost\n"
+		_, stderr := sb.run(t, InitScriptKey, 2)
+		if !strings.Contains(stderr, "warning:") {
+			t.Errorf("no warning on stderr: %q", stderr)
+		}
+		c, _ := os.ReadFile(filepath.Join(mp, "config/etc/flux/config/broker.toml"))
+		if boot := parseBrokerConfig(t, string(c))["bootstrap"].(map[string]any); boot["default_connect"] != "tcp://%h."+sb.n.Service+":%p" {
+			t.Errorf("default_connect = %v, want the Service name fallback", boot["default_connect"])
+		}
+	})
+}
+
+func TestEntrypointRunBroker(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		index int
+		want  []string // the flux start call
+	}{
+		{name: "hello-world", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "flux", "submit", "-n1", "--quiet", "--watch", "echo", "hello", "world"}},
+		{name: "hello-world", index: 3, want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@"}},
+		{name: "interactive", want: []string{"broker", "--config-path", "@CFG@", "@OPTS@"}},
+		{name: "launcher", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "snakemake", "--cores", "1", "--flux", "--jobs", "1"}},
+		{name: "batch", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "sh", "-c", `flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all`, "sh", "-n1"}},
+		{name: "options", want: []string{"start", "--wrap=strace,-e,network", "-o", "--config", "@CFG@", "@OPTS@", "singularity", "exec", "--bind", "/data", "app.sif", "flux", "run", "-N", "4", "-n8", "--exclusive", "-o", "cpu-affinity=per-task", "--quiet", "--watch",
+			"python3", "-c", `import os; print('it\'s', os.environ['HOME'])`, "@HOME@", "$NOT_EXPANDED"}},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", tc.name, tc.index), func(t *testing.T) {
+			sb := newSandbox(t, caseNamed(t, tc.name))
+			sb.run(t, InitScriptKey, tc.index)
+			key := WaitScriptKey(0)
+			sb.run(t, key, tc.index)
+			mp := sb.mc.Spec.Flux.Container.MountPath
+			calls := sb.fluxCalls(t)
+			if len(calls) != 2 {
+				t.Fatalf("flux calls = %q, want R encode and the broker", calls)
+			}
+			if want := []string{"R", "encode", "--hosts=" + sb.n.Job + "-[0-" + strconv.Itoa(int(sb.mc.Spec.MaxSize-1)) + "]", "--local"}; !slices.Equal(calls[0], want) {
+				t.Errorf("first flux call = %q, want %q", calls[0], want)
+			}
+			var want []string
+			for _, w := range tc.want {
+				switch w {
+				case "@CFG@":
+					want = append(want, mp+"/config/etc/flux/config")
+				case "@HOME@":
+					want = append(want, filepath.Join(sb.dir, "home"))
+				case "@OPTS@":
+					for _, o := range calls[1] {
+						if strings.HasPrefix(o, "-S") {
+							want = append(want, o)
+						}
+					}
+				default:
+					want = append(want, w)
+				}
+			}
+			if !slices.Equal(calls[1], want) {
+				t.Errorf("broker call =\n%q\nwant\n%q", calls[1], want)
+			}
+			if !slices.Contains(calls[1], "-Slog-stderr-mode=local") {
+				t.Error("no -Slog-stderr-mode=local")
+			}
+			st, err := os.Stat(filepath.Join(mp, "config/curve/curve.cert"))
+			if err != nil || st.Mode().Perm() != 0o600 {
+				t.Errorf("curve.cert copy: %v, mode %v, want 0600", err, st.Mode().Perm())
+			}
+			if _, err := os.Stat(filepath.Join(mp, "config/etc/flux/system/R")); err != nil {
+				t.Errorf("no R: %v", err)
+			}
+			if tc.name == "batch" {
+				batch, err := os.ReadFile(filepath.Join(sb.dir, "tmp", "flux-job.batch"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, line := range []string{
+					"flux submit --flags waitable --error=" + sb.dir + "/tmp/fluxout/job-0.err --output=" + sb.dir + "/tmp/fluxout/job-0.out echo hello world 1",
+					"flux submit --flags waitable --error=" + sb.dir + "/tmp/fluxout/job-3.err --output=" + sb.dir + "/tmp/fluxout/job-3.out echo 'hello $world 3'",
+					"MINICLUSTER_FN_EOF",
+				} {
+					if !strings.Contains(string(batch), line) {
+						t.Errorf("flux-job.batch lacks %q:\n%s", line, batch)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestEntrypointRunWorkerRetry(t *testing.T) {
+	for _, complete := range []bool{false, true} {
+		t.Run(fmt.Sprintf("completeWorkers=%v", complete), func(t *testing.T) {
+			sb := newSandbox(t, caseNamed(t, "hello-world"))
+			sb.mc.Spec.Flux.CompleteWorkers = complete
+			data, err := entrypointData(sb.mc, sb.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb.data = data
+			sb.run(t, InitScriptKey, 1)
+			// A failing flux start: with completeWorkers the worker gives up at once; else it
+			// would sleep 15s and retry, which the script must reach (we stop it with a fake sleep).
+			fakeBin := filepath.Join(sb.dir, "fakebin")
+			if err := os.MkdirAll(fakeBin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(fakeBin, "sleep"), []byte("#!/bin/bash\necho \"slept $1\"\nexit 0\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			script := strings.Replace(sb.script(WaitScriptKey(0)), "    sleep 15\n", "    sleep 15\n    exit 0\n", 1)
+			p := filepath.Join(sb.dir, "worker.sh")
+			if err := os.WriteFile(p, []byte(script), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("/bin/bash", p)
+			cmd.Dir = filepath.Join(sb.dir, "tmp")
+			cmd.Env = []string{"PATH=" + fakeBin + ":/usr/bin:/bin", "HOME=" + filepath.Join(sb.dir, "home"),
+				"HOSTNAME=" + sb.n.Job + "-1", "JOB_COMPLETION_INDEX=1", "FAKE_FLUX_LOG=" + filepath.Join(sb.dir, "flux.log"), "FAKE_FLUX_EXIT=3"}
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			slept := strings.Contains(string(out), "slept 15")
+			if slept == complete {
+				t.Errorf("completeWorkers=%v but slept=%v:\n%s", complete, slept, out)
+			}
+		})
+	}
+}
+
+func TestEntrypointRunSidecar(t *testing.T) {
+	sb := newSandbox(t, caseNamed(t, "sidecar"))
+	sb.run(t, InitScriptKey, 0)
+	// The broker's socket exists: the sidecar must not wait (no goshare-wait-fs here, so it
+	// polls with [[ -S ]]).
+	sock := filepath.Join(sb.mc.Spec.Flux.Container.MountPath, "config/run/flux/local")
+	ln := exec.Command("python3", "-c", "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])", sock)
+	if out, err := ln.CombinedOutput(); err != nil {
+		t.Skipf("cannot create a unix socket with python3: %v %s", err, out)
+	}
+	stdout, _ := sb.run(t, StartScriptKey(3), 0)
+	if !strings.Contains(stdout, "socket is local://"+sock) {
+		t.Errorf("commands.script did not run with fluxsocket set: %q", stdout)
+	}
+	if calls := sb.fluxCalls(t); len(calls) != 1 || !slices.Equal(calls[0], []string{"proxy", "local://" + sock, "flux", "resource", "list"}) {
+		t.Errorf("flux calls = %q", calls)
+	}
+}
