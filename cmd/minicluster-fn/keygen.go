@@ -64,7 +64,7 @@ Output (--output):
              the <minicluster>-curve ConfigMap the keygen Job creates
   secret     a v1 Secret --name (type Opaque) with the certificate under the key curve.cert;
              point a MiniCluster at it with the annotation
-               `+v1alpha2.CurveSecretAnnotation+`: N
+               ` + v1alpha2.CurveSecretAnnotation + `: N
              and render mounts it instead of generating the keygen Job
 
 --check FILE ("-" for stdin) validates a certificate file with the rules of Flux's reader (plus the
@@ -83,7 +83,12 @@ SERVICE its owner. It is not implemented in this build and exits 1.`,
 
   # Check a certificate:
   minicluster-fn keygen --check curve.cert`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError(cmd, fmt.Sprintf("keygen takes no arguments, got %q (to check a certificate file, use --check FILE)", args[0]))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runKeygen(cmd, o)
 		},

@@ -52,9 +52,9 @@ flux module load sched-fluxion-qmanager
 MINICLUSTER_FN_EOF
 mv -f "${viewbase}/load-fluxion.sh.$$" "${viewbase}/load-fluxion.sh"
 
-{{- if .Environment}}
+{{if .Environment -}}
 # shellcheck disable=SC2016 # flux.environment values are literal
-{{- end}}
+{{end -}}
 {
   echo '#!/bin/bash'
   printf 'export PATH=%q\n' "${PATH}"

@@ -2,6 +2,9 @@
 {{define "view" -}}
 # The flux view (copied to the shared volume by the init container) and the config tree.
 viewbase={{shq .MountPath}}
+{{- if .ViewDisabled}}
+# shellcheck disable=SC2034 # unused with flux.container.disable, kept for commands.* hooks
+{{- end}}
 viewroot="${viewbase}/view"
 configroot="${viewbase}/config"
 {{- if not .ViewDisabled}}

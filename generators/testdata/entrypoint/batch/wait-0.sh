@@ -3,13 +3,11 @@
 # The pod with JOB_COMPLETION_INDEX 0 is the main broker and runs the command; the other pods
 # are workers that join it and retry until they succeed.
 
-fluxuser="$(id -un 2> /dev/null || id -u)"
 # Who am I? Pods of an Indexed Job are named <job name>-<index> and get JOB_COMPLETION_INDEX.
-# The job name is derived here, at run time, not baked in: kustomize namePrefix or a GitOps
-# target namespace may rename things after rendering.
+# Read at run time, never baked in: kustomize namePrefix or a GitOps target namespace may
+# rename the Job after rendering.
 host="${HOSTNAME:-$(hostname)}"
 index="${JOB_COMPLETION_INDEX:-${host##*-}}"
-jobname="${host%-"${index}"}"
 
 # The flux view (copied to the shared volume by the init container) and the config tree.
 viewbase=/mnt/flux
@@ -83,6 +81,7 @@ cfg="${configroot}/etc/flux/config"
 # containers[0].command, kept verbatim as data here. It is split into words (quotes,
 # escapes and $VAR as in a shell command line, expanded now) only where it runs, so quotes and
 # $ in it work; control operators such as && or | do not (use commands.script for those).
+# shellcheck disable=SC2016,SC1003,SC2034 # literal text; commands.* hooks may read it
 command='echo hello world 1
 echo "hello world 2"
 
@@ -135,6 +134,7 @@ MINICLUSTER_FN_EOF_1
 
   # Flags of flux submit / flux batch.
   flags=(-n1)
+  # shellcheck disable=SC2016 # "$@" is expanded by sh -c
   flux start -o --config "${cfg}" "${brokerOptions[@]}" sh -c 'flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all' sh "${flags[@]}" > /dev/null 2>&1
 else
 

@@ -10,13 +10,11 @@ if [[ ! -x /usr/bin/time ]]; then
   exit 1
 fi
 
-fluxuser="$(id -un 2> /dev/null || id -u)"
 # Who am I? Pods of an Indexed Job are named <job name>-<index> and get JOB_COMPLETION_INDEX.
-# The job name is derived here, at run time, not baked in: kustomize namePrefix or a GitOps
-# target namespace may rename things after rendering.
+# Read at run time, never baked in: kustomize namePrefix or a GitOps target namespace may
+# rename the Job after rendering.
 host="${HOSTNAME:-$(hostname)}"
 index="${JOB_COMPLETION_INDEX:-${host##*-}}"
-jobname="${host%-"${index}"}"
 
 # The flux view (copied to the shared volume by the init container) and the config tree.
 viewbase=/mnt/flux
@@ -95,9 +93,10 @@ cfg="${configroot}/etc/flux/config"
 # containers[0].command, kept verbatim as data here. It is split into words (quotes,
 # escapes and $VAR as in a shell command line, expanded now) only where it runs, so quotes and
 # $ in it work; control operators such as && or | do not (use commands.script for those).
+# shellcheck disable=SC2016,SC1003,SC2034 # literal text; commands.* hooks may read it
 command='echo hello world'
 
-echo "Hello user ${fluxuser}"
+echo "Hello user $(id -un 2> /dev/null || id -u)"
 
 # The CURVE certificate: the mounted one is read-only and may be group-readable; flux wants a
 # file only its owner can read. Copied with mode 0600 and never printed.
@@ -141,6 +140,7 @@ if [[ "${index}" == "0" ]]; then
   echo "Flags for flux are ${flags[*]}"
 
   # Split the command into words (see above), without running it.
+  command_args=()
   if ! eval "command_args=(
 ${command}
 )"; then

@@ -3,13 +3,11 @@
 # The pod with JOB_COMPLETION_INDEX 0 is the main broker and runs the command; the other pods
 # are workers that join it and retry until they succeed.
 
-fluxuser="$(id -un 2> /dev/null || id -u)"
 # Who am I? Pods of an Indexed Job are named <job name>-<index> and get JOB_COMPLETION_INDEX.
-# The job name is derived here, at run time, not baked in: kustomize namePrefix or a GitOps
-# target namespace may rename things after rendering.
+# Read at run time, never baked in: kustomize namePrefix or a GitOps target namespace may
+# rename the Job after rendering.
 host="${HOSTNAME:-$(hostname)}"
 index="${JOB_COMPLETION_INDEX:-${host##*-}}"
-jobname="${host%-"${index}"}"
 # commands.init
 echo init one
 echo init two
@@ -69,6 +67,7 @@ flux module load sched-fluxion-qmanager
 MINICLUSTER_FN_EOF
 mv -f "${viewbase}/load-fluxion.sh.$$" "${viewbase}/load-fluxion.sh"
 
+# shellcheck disable=SC2016 # flux.environment values are literal
 {
   echo '#!/bin/bash'
   printf 'export PATH=%q\n' "${PATH}"
@@ -94,9 +93,10 @@ cfg="${configroot}/etc/flux/config"
 # containers[0].command, kept verbatim as data here. It is split into words (quotes,
 # escapes and $VAR as in a shell command line, expanded now) only where it runs, so quotes and
 # $ in it work; control operators such as && or | do not (use commands.script for those).
+# shellcheck disable=SC2016,SC1003,SC2034 # literal text; commands.* hooks may read it
 command='python3 -c "import os; print('\''it\'\''s'\'', os.environ['\''HOME'\''])" "$HOME" '\''$NOT_EXPANDED'\'' # a comment'
 
-echo "Hello user ${fluxuser}"
+echo "Hello user $(id -un 2> /dev/null || id -u)"
 
 # The CURVE certificate: the mounted one is read-only and may be group-readable; flux wants a
 # file only its owner can read. Copied with mode 0600 and never printed.
@@ -134,7 +134,7 @@ brokerOptions=(
 
 # archive.path: restore the instance's content from it when it exists.
 if [[ -e /state/archive.tar.gz ]]; then
-  echo "Found an existing archive at "/state/archive.tar.gz", loading it into the state directory"
+  printf 'Found an existing archive at %s, loading it into the state directory\n' /state/archive.tar.gz
   brokerOptions+=(-Scontent.restore=/state/archive.tar.gz)
 fi
 # commands.pre
@@ -151,6 +151,7 @@ echo only the main broker
   echo "Flags for flux are ${flags[*]}"
 
   # Split the command into words (see above), without running it.
+  command_args=()
   if ! eval "command_args=(
 ${command}
 )"; then
@@ -178,7 +179,7 @@ echo only workers
   done
 fi
 # commands.post
-echo done on $(hostname)
+echo "finished on $(hostname)"
 
 # Marker: this broker is done.
 touch "${viewbase}/flux-operator-complete.txt"

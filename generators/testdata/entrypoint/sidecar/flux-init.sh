@@ -5,8 +5,8 @@
 set -eu -o pipefail
 
 # Who am I? Pods of an Indexed Job are named <job name>-<index> and get JOB_COMPLETION_INDEX.
-# The job name is derived here, at run time, not baked in: kustomize namePrefix or a GitOps
-# target namespace may rename things after rendering.
+# Read at run time, never baked in: kustomize namePrefix or a GitOps target namespace may
+# rename the Job after rendering.
 host="${HOSTNAME:-$(hostname)}"
 index="${JOB_COMPLETION_INDEX:-${host##*-}}"
 jobname="${host%-"${index}"}"

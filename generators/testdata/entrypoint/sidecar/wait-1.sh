@@ -3,13 +3,11 @@
 # The pod with JOB_COMPLETION_INDEX 0 is the main broker and runs the command; the other pods
 # are workers that join it and retry until they succeed.
 
-fluxuser="$(id -un 2> /dev/null || id -u)"
 # Who am I? Pods of an Indexed Job are named <job name>-<index> and get JOB_COMPLETION_INDEX.
-# The job name is derived here, at run time, not baked in: kustomize namePrefix or a GitOps
-# target namespace may rename things after rendering.
+# Read at run time, never baked in: kustomize namePrefix or a GitOps target namespace may
+# rename the Job after rendering.
 host="${HOSTNAME:-$(hostname)}"
 index="${JOB_COMPLETION_INDEX:-${host##*-}}"
-jobname="${host%-"${index}"}"
 
 # The flux view (copied to the shared volume by the init container) and the config tree.
 viewbase=/mnt/flux
@@ -88,9 +86,10 @@ cfg="${configroot}/etc/flux/config"
 # containers[1].command, kept verbatim as data here. It is split into words (quotes,
 # escapes and $VAR as in a shell command line, expanded now) only where it runs, so quotes and
 # $ in it work; control operators such as && or | do not (use commands.script for those).
+# shellcheck disable=SC2016,SC1003,SC2034 # literal text; commands.* hooks may read it
 command='sleep 200'
 
-echo "Hello user ${fluxuser}"
+echo "Hello user $(id -un 2> /dev/null || id -u)"
 
 # The CURVE certificate: the mounted one is read-only and may be group-readable; flux wants a
 # file only its owner can read. Copied with mode 0600 and never printed.
@@ -133,6 +132,7 @@ if [[ "${index}" == "0" ]]; then
   echo "Flags for flux are ${flags[*]}"
 
   # Split the command into words (see above), without running it.
+  command_args=()
   if ! eval "command_args=(
 ${command}
 )"; then

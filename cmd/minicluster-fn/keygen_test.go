@@ -1,0 +1,380 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/minicluster-fn/minicluster-fn/internal/curve"
+)
+
+// countingReader yields 0, 1, 2, ... so generated keys are the same on every run.
+type countingReader struct{ next byte }
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = r.next
+		r.next++
+	}
+	return len(p), nil
+}
+
+// runKeygenCLI runs the root command with args, as a user would, with deterministic randomness.
+func runKeygenCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	saved := keygenRand
+	keygenRand = &countingReader{}
+	t.Cleanup(func() { keygenRand = saved })
+
+	var out, errOut bytes.Buffer
+	cmd := newRootCmd()
+	cmd.SetArgs(args)
+	cmd.SetIn(strings.NewReader(stdin))
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	err = cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+// checkKeygenGolden compares got with testdata/keygen/name, or rewrites it with -update.
+func checkKeygenGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "keygen", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run Keygen -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (run go test -run Keygen -update if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
+
+// deterministicCert is the certificate the tests' reader produces for name.
+func deterministicCert(t *testing.T, name string) *curve.Cert {
+	t.Helper()
+	c, err := curve.Generate(name, &countingReader{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestKeygenGolden(t *testing.T) {
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		{"cert.golden", []string{"keygen"}},
+		{"cert-name.golden", []string{"keygen", "--cert-name", "hello-world"}},
+		{"configmap.yaml", []string{"keygen", "--cert-name", "hello", "--output", "configmap", "--name", "hello-curve"}},
+		{"secret.yaml", []string{"keygen", "--cert-name", "hello", "-o", "secret", "--name", "hello-curve", "--namespace", "flux"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			stdout, stderr, err := runKeygenCLI(t, "", tt.args...)
+			if err != nil {
+				t.Fatalf("keygen failed: %v\nstderr:\n%s", err, stderr)
+			}
+			if stderr != "" {
+				t.Errorf("unexpected stderr:\n%s", stderr)
+			}
+			if strings.Contains(stdout, "creationTimestamp") {
+				t.Errorf("output contains creationTimestamp:\n%s", stdout)
+			}
+			checkKeygenGolden(t, tt.golden, stdout)
+		})
+	}
+}
+
+func TestKeygenCertRoundTrips(t *testing.T) {
+	stdout, stderr, err := runKeygenCLI(t, "", "keygen", "--cert-name", "hello")
+	if err != nil {
+		t.Fatalf("keygen failed: %v\n%s", err, stderr)
+	}
+	c, err := curve.Parse([]byte(stdout))
+	if err != nil {
+		t.Fatalf("generated certificate does not parse: %v", err)
+	}
+	if c.Name() != "hello" {
+		t.Errorf("name = %q, want hello", c.Name())
+	}
+	if want := deterministicCert(t, "hello"); c.PublicKey != want.PublicKey || c.SecretKey != want.SecretKey {
+		t.Errorf("keys do not come from the injected reader")
+	}
+}
+
+func TestKeygenRealRandomness(t *testing.T) {
+	// Without the test reader, two runs give different keys.
+	var certs [2]*curve.Cert
+	for i := range certs {
+		var out, errOut bytes.Buffer
+		cmd := newRootCmd()
+		cmd.SetArgs([]string{"keygen"})
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("keygen failed: %v\n%s", err, errOut.String())
+		}
+		c, err := curve.Parse(out.Bytes())
+		if err != nil {
+			t.Fatalf("generated certificate does not parse: %v", err)
+		}
+		certs[i] = c
+	}
+	if certs[0].SecretKey == certs[1].SecretKey {
+		t.Error("two runs gave the same secret key")
+	}
+}
+
+func TestKeygenManifestsCarryCert(t *testing.T) {
+	want := string(deterministicCert(t, "hello").Marshal())
+
+	stdout, stderr, err := runKeygenCLI(t, "", "keygen", "--cert-name", "hello", "--output", "secret", "--name", "hello-curve")
+	if err != nil {
+		t.Fatalf("keygen failed: %v\n%s", err, stderr)
+	}
+	var s corev1.Secret
+	if err := yaml.UnmarshalStrict([]byte(stdout), &s); err != nil {
+		t.Fatalf("Secret does not decode: %v", err)
+	}
+	if s.APIVersion != "v1" || s.Kind != "Secret" || s.Type != corev1.SecretTypeOpaque || s.Name != "hello-curve" {
+		t.Errorf("unexpected Secret header: %s %s %s %s", s.APIVersion, s.Kind, s.Type, s.Name)
+	}
+	if s.Labels["app.kubernetes.io/managed-by"] != "minicluster-fn" {
+		t.Errorf("labels = %v", s.Labels)
+	}
+	if _, ok := s.Labels["app.kubernetes.io/instance"]; ok {
+		t.Error("instance label set: render would take the Secret for its own output and replace it")
+	}
+	if got := s.StringData["curve.cert"]; got != want {
+		t.Errorf("stringData[curve.cert] =\n%s\nwant\n%s", got, want)
+	}
+
+	stdout, stderr, err = runKeygenCLI(t, "", "keygen", "--cert-name", "hello", "--output", "configmap", "--name", "hello-curve")
+	if err != nil {
+		t.Fatalf("keygen failed: %v\n%s", err, stderr)
+	}
+	var cm corev1.ConfigMap
+	if err := yaml.UnmarshalStrict([]byte(stdout), &cm); err != nil {
+		t.Fatalf("ConfigMap does not decode: %v", err)
+	}
+	if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Name != "hello-curve" || cm.Namespace != "" {
+		t.Errorf("unexpected ConfigMap header: %s %s %s %q", cm.APIVersion, cm.Kind, cm.Name, cm.Namespace)
+	}
+	if got := cm.Data["curve.cert"]; got != want {
+		t.Errorf("data[curve.cert] =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestKeygenCheckOK(t *testing.T) {
+	cert, stderr, err := runKeygenCLI(t, "", "keygen", "--cert-name", "hello")
+	if err != nil {
+		t.Fatalf("keygen failed: %v\n%s", err, stderr)
+	}
+	file := filepath.Join(t.TempDir(), "curve.cert")
+	if err := os.WriteFile(file, []byte(cert), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	stdout, stderr, err := runKeygenCLI(t, "", "keygen", "--check", file)
+	if err != nil {
+		t.Fatalf("--check failed: %v\n%s", err, stderr)
+	}
+	if want := "ok: " + file + ": CURVE certificate \"hello\"\n"; stdout != want || stderr != "" {
+		t.Errorf("stdout = %q, stderr = %q; want stdout %q", stdout, stderr, want)
+	}
+
+	stdout, stderr, err = runKeygenCLI(t, cert, "keygen", "--check", "-")
+	if err != nil {
+		t.Fatalf("--check - failed: %v\n%s", err, stderr)
+	}
+	if want := "ok: -: CURVE certificate \"hello\"\n"; stdout != want {
+		t.Errorf("stdout = %q, want %q", stdout, want)
+	}
+}
+
+func TestKeygenCheckBad(t *testing.T) {
+	c := deterministicCert(t, "hello")
+	good := string(c.Marshal())
+	secretZ85 := secretKeyZ85(t, good)
+	lines := strings.SplitAfter(good, "\n")
+
+	// Truncated in the middle of the secret key.
+	truncated := good[:strings.Index(good, secretZ85)+10]
+	// The two key values trade places.
+	swapped := strings.NewReplacer(c.PublicKeyZ85(), secretZ85, secretZ85, c.PublicKeyZ85()).Replace(good)
+	// No name entry in the metadata section.
+	var noName strings.Builder
+	for _, l := range lines {
+		if !strings.Contains(l, "name =") {
+			noName.WriteString(l)
+		}
+	}
+
+	tests := []struct {
+		name, cert, golden string
+		want               []string // each must appear in stderr
+	}{
+		{"truncated", truncated, "check-truncated.stderr", []string{"line 8: secret-key: value is not double-quoted"}},
+		{"truncated before keys", good[:strings.Index(good, "curve\n")], "check-no-keys.stderr", []string{`no "curve" section`}},
+		{"keys swapped", swapped, "check-swapped.stderr", []string{"public-key does not match secret-key"}},
+		{"missing name", noName.String(), "check-no-name.stderr", []string{`metadata has no "name" entry`}},
+		{"empty", "", "check-empty.stderr", []string{"certificate is empty"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "curve.cert")
+			if err := os.WriteFile(file, []byte(tt.cert), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr, err := runKeygenCLI(t, "", "keygen", "--check", file)
+			if err == nil {
+				t.Fatal("--check succeeded on a bad certificate")
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, "error: "+file+": ") || !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not name the problem %q:\n%s", w, stderr)
+				}
+			}
+			for _, l := range strings.SplitAfter(strings.TrimSuffix(stderr, "\n"), "\n") {
+				if !strings.HasPrefix(l, "error: "+file+": ") {
+					t.Errorf("stderr line %q is not an error line for the file", l)
+				}
+			}
+			assertNoSecret(t, stderr, secretZ85)
+			// The goldens name the file "-": the same input on stdin.
+			_, stdinErr, _ := runKeygenCLI(t, tt.cert, "keygen", "--check", "-")
+			assertNoSecret(t, stdinErr, secretZ85)
+			checkKeygenGolden(t, tt.golden, stdinErr)
+		})
+	}
+}
+
+func TestKeygenCheckMissingFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "absent.cert")
+	_, stderr, err := runKeygenCLI(t, "", "keygen", "--check", file)
+	if err == nil {
+		t.Fatal("--check of a missing file succeeded")
+	}
+	if want := "error: " + file + ": no such file or directory\n"; stderr != want {
+		t.Errorf("stderr = %q, want %q", stderr, want)
+	}
+}
+
+// secretKeyZ85 returns the secret key text of a certificate file.
+func secretKeyZ85(t *testing.T, cert string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(cert, `secret-key = "`)
+	if !ok || len(rest) < 40 {
+		t.Fatalf("no secret key in\n%s", cert)
+	}
+	return rest[:40]
+}
+
+// assertNoSecret fails if text holds the secret key or any 8-character piece of it.
+func assertNoSecret(t *testing.T, text, secret string) {
+	t.Helper()
+	for i := 0; i+8 <= len(secret); i++ {
+		if strings.Contains(text, secret[i:i+8]) {
+			t.Fatalf("output leaks part of the secret key:\n%s", text)
+		}
+	}
+}
+
+func TestKeygenFlagErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"secret without name", []string{"keygen", "--output", "secret"}, "error: --output secret needs --name (the name of the Secret)"},
+		{"configmap without name", []string{"keygen", "-o", "configmap"}, "error: --output configmap needs --name (the name of the ConfigMap)"},
+		{"bad name", []string{"keygen", "--output", "secret", "--name", "Hello_Curve"}, `error: invalid --name "Hello_Curve": a lowercase RFC 1123 subdomain`},
+		{"bad namespace", []string{"keygen", "--output", "secret", "--name", "x", "--namespace", "Flux_NS"}, `error: invalid --namespace "Flux_NS": a lowercase RFC 1123 label`},
+		{"bad output", []string{"keygen", "--output", "yaml"}, `error: invalid --output "yaml": must be cert, configmap or secret`},
+		{"name with cert output", []string{"keygen", "--name", "x"}, "error: --name and --namespace only apply to --output configmap or --output secret"},
+		{"empty cert name", []string{"keygen", "--cert-name", ""}, "error: invalid --cert-name: certificate name is empty"},
+		{"bad cert name", []string{"keygen", "--cert-name", "a_b"}, `error: invalid --cert-name: certificate name "a_b" contains '_'`},
+		{"long cert name", []string{"keygen", "--cert-name", strings.Repeat("a", curve.MaxNameLength+1)}, "error: invalid --cert-name: certificate name is 243 bytes, longer than 242"},
+		{"check with output", []string{"keygen", "--check", "f", "--output", "secret"}, "error: --check FILE cannot be combined with --output"},
+		{"check without file", []string{"keygen", "--check", ""}, `error: --check needs a file name ("-" for stdin)`},
+		{"owner-service without publish", []string{"keygen", "--owner-service", "svc"}, "error: --owner-service is only used with --publish"},
+		{"positional argument", []string{"keygen", "extra"}, `error: keygen takes no arguments, got "extra" (to check a certificate file, use --check FILE)`},
+		{"unknown flag", []string{"keygen", "--bogus"}, "error: unknown flag: --bogus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, err := runKeygenCLI(t, "", tt.args...)
+			if err == nil {
+				t.Fatalf("keygen %v succeeded", tt.args)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+			if !strings.HasPrefix(stderr, tt.want) {
+				t.Errorf("stderr = %q, want it to start with %q", stderr, tt.want)
+			}
+			if !strings.Contains(stderr, "Run 'minicluster-fn keygen --help' for usage.") {
+				t.Errorf("stderr does not point to --help: %q", stderr)
+			}
+		})
+	}
+}
+
+func TestKeygenPublishNotImplemented(t *testing.T) {
+	for _, args := range [][]string{
+		{"keygen", "--publish"},
+		// The arguments of the generated keygen Job (generators.keygenArgs).
+		{"keygen", "--publish", "--name", "hello-curve", "--owner-service", "hello", "--cert-name", "hello"},
+	} {
+		stdout, stderr, err := runKeygenCLI(t, "", args...)
+		if err == nil {
+			t.Fatalf("keygen %v succeeded", args)
+		}
+		if stdout != "" {
+			t.Errorf("stdout = %q, want nothing", stdout)
+		}
+		if want := "error: keygen --publish runs inside the cluster and is not implemented in this build\n"; stderr != want {
+			t.Errorf("stderr = %q, want %q", stderr, want)
+		}
+	}
+}
+
+func TestKeygenHelp(t *testing.T) {
+	stdout, _, err := runKeygenCLI(t, "", "keygen", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"A secret key committed to Git in plain text is a leak",
+		"SOPS",
+		"keygen Job",
+		"minicluster-fn.dev/curve-secret: N",
+		"curve.cert",
+		"--check",
+		"--publish --name CONFIGMAP --owner-service SERVICE --cert-name MINICLUSTER",
+		"not implemented in this build",
+		"--owner-service",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("help does not mention %q", want)
+		}
+	}
+}

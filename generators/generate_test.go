@@ -1,0 +1,394 @@
+package generators
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+)
+
+// miniCluster decodes, defaults and validates a MiniCluster the way fn does.
+func miniCluster(t *testing.T, doc string) (*v1alpha2.MiniCluster, v1alpha2.Options) {
+	t.Helper()
+	mc, errs := v1alpha2.Decode([]byte(doc))
+	if len(errs) > 0 {
+		t.Fatalf("decode: %v", errs)
+	}
+	mc.Default()
+	opts, errs := mc.ParseOptions()
+	errs = append(errs, mc.Validate(opts)...)
+	if len(errs) > 0 {
+		t.Fatalf("validate: %v", errs)
+	}
+	return mc, opts
+}
+
+func generate(t *testing.T, doc string) ([]Object, []Warning) {
+	t.Helper()
+	mc, opts := miniCluster(t, doc)
+	objs, warns, err := Generate(mc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs, warns
+}
+
+func find[T Object](objs []Object, pred func(T) bool) []T {
+	var out []T
+	for _, o := range objs {
+		if typed, ok := o.(T); ok && (pred == nil || pred(typed)) {
+			out = append(out, typed)
+		}
+	}
+	return out
+}
+
+func brokerJobOf(t *testing.T, objs []Object) *batchv1.Job {
+	t.Helper()
+	jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[LabelComponent] == componentBroker })
+	if len(jobs) != 1 {
+		t.Fatalf("want one broker Job, got %d", len(jobs))
+	}
+	return jobs[0]
+}
+
+func toJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+const helloWorld = `
+apiVersion: flux-framework.org/v1alpha2
+kind: MiniCluster
+metadata:
+  name: flux-sample
+spec:
+  size: 4
+  logging: {quiet: true}
+  containers:
+    - image: ubuntu:noble
+      command: echo hello world
+`
+
+func TestBrokerJobShape(t *testing.T) {
+	objs, _ := generate(t, helloWorld)
+	job := brokerJobOf(t, objs)
+	if *job.Spec.CompletionMode != batchv1.IndexedCompletion || *job.Spec.Completions != 4 || *job.Spec.Parallelism != 4 {
+		t.Errorf("want an Indexed Job with completions = parallelism = 4, got %s", toJSON(t, job.Spec))
+	}
+	if !regexp.MustCompile(`^flux-sample-[0-9a-f]{8}$`).MatchString(job.Name) {
+		t.Errorf("job name %q is not <name>-<hash>", job.Name)
+	}
+	if job.Spec.TTLSecondsAfterFinished != nil {
+		t.Error("no TTL: GitOps would re-create a deleted Job")
+	}
+	pod := job.Spec.Template.Spec
+	if pod.Subdomain != "flux-sample" || *pod.SetHostnameAsFQDN || *pod.AutomountServiceAccountToken {
+		t.Errorf("subdomain %q, setHostnameAsFQDN %v, automount %v", pod.Subdomain, *pod.SetHostnameAsFQDN, *pod.AutomountServiceAccountToken)
+	}
+	if len(pod.InitContainers) != 1 || pod.InitContainers[0].Name != "flux-view" {
+		t.Errorf("want the flux-view init container, got %s", toJSON(t, pod.InitContainers))
+	}
+	broker := pod.Containers[0]
+	if broker.Name != "flux-sample" || !slices.Equal(broker.Command, []string{"/bin/bash", "/flux_operator/wait-0.sh"}) {
+		t.Errorf("broker container %q runs %v", broker.Name, broker.Command)
+	}
+	svcs := find(objs, func(s *corev1.Service) bool { return s.Labels[LabelComponent] == componentHeadless })
+	if len(svcs) != 1 || svcs[0].Spec.ClusterIP != corev1.ClusterIPNone || !svcs[0].Spec.PublishNotReadyAddresses {
+		t.Fatalf("want one headless Service publishing not-ready addresses, got %s", toJSON(t, svcs))
+	}
+	for k, v := range svcs[0].Spec.Selector {
+		if job.Spec.Template.Labels[k] != v {
+			t.Errorf("Service selector %s=%s does not match the broker pods", k, v)
+		}
+	}
+	if _, ok := svcs[0].Spec.Selector["job-name"]; ok {
+		t.Error("the Service must not select on job-name: the Job name changes with its hash")
+	}
+}
+
+func TestEveryObjectHasRecommendedLabelsAndWave(t *testing.T) {
+	objs, _ := generate(t, strings.Replace(helloWorld, "  containers:", "  services:\n    - {name: db, image: postgres}\n  containers:", 1))
+	waves := map[string]string{}
+	for _, o := range objs {
+		l := o.GetLabels()
+		for _, k := range []string{LabelName, LabelInstance, LabelComponent, LabelManagedBy} {
+			if l[k] == "" {
+				t.Errorf("%T %s has no %s label", o, o.GetName(), k)
+			}
+		}
+		if !IsGenerated(l, "flux-sample") {
+			t.Errorf("%T %s is not recognisable as generated", o, o.GetName())
+		}
+		waves[l[LabelComponent]] = o.GetAnnotations()[argoSyncWave]
+		if o.GetNamespace() != "" {
+			t.Errorf("%T %s has namespace %q; output must be namespace-agnostic", o, o.GetName(), o.GetNamespace())
+		}
+	}
+	if waves[componentKeygen] != "-1" || waves[componentEntrypoint] != "0" || waves[componentBroker] != "1" {
+		t.Errorf("sync waves must put keygen first and brokers last: %v", waves)
+	}
+}
+
+func TestJobNameHash(t *testing.T) {
+	name := func(doc string) (string, string) {
+		job := brokerJobOf(t, must(generate(t, doc)))
+		return job.Name, job.Spec.Template.Spec.Volumes[3].ConfigMap.Name
+	}
+	base, baseCM := name(helloWorld)
+	if again, _ := name(helloWorld); again != base {
+		t.Errorf("same input, different names %s %s", base, again)
+	}
+	for what, doc := range map[string]string{
+		"command": strings.Replace(helloWorld, "echo hello world", "echo bye", 1),
+		"image":   strings.Replace(helloWorld, "ubuntu:noble", "ubuntu:jammy", 1),
+		"logging": strings.Replace(helloWorld, "quiet: true", "quiet: false", 1),
+	} {
+		if got, _ := name(doc); got == base {
+			t.Errorf("changing the %s must give the Job a new name", what)
+		}
+	}
+	elastic := strings.Replace(helloWorld, "size: 4", "size: 2\n  maxSize: 8", 1)
+	grown := strings.Replace(helloWorld, "size: 4", "size: 6\n  maxSize: 8", 1)
+	a, aCM := name(elastic)
+	b, bCM := name(grown)
+	if a != b || aCM != bCM {
+		t.Errorf("a size change within maxSize must keep the Job and ConfigMap names: %s/%s vs %s/%s", a, aCM, b, bCM)
+	}
+	if baseCM != base+"-entrypoint" {
+		t.Errorf("the entrypoint ConfigMap %q is named after the Job %q", baseCM, base)
+	}
+}
+
+func TestStableJobName(t *testing.T) {
+	doc := strings.Replace(helloWorld, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/job-naming: stable", 1)
+	job := brokerJobOf(t, must(generate(t, doc)))
+	if job.Name != "flux-sample" {
+		t.Errorf("stable naming: job name %q", job.Name)
+	}
+	if job.Annotations[fluxcdForce] != "enabled" || job.Annotations[argoSyncOptions] != "Force=true,Replace=true" {
+		t.Errorf("stable naming must ask Flux CD and Argo CD to replace the Job: %v", job.Annotations)
+	}
+}
+
+// Operator bug 1: env, volumes, items and node affinity came out in Go map order.
+func TestDeterministicMapOrder(t *testing.T) {
+	doc := `
+apiVersion: flux-framework.org/v1alpha2
+kind: MiniCluster
+metadata: {name: maps}
+spec:
+  pod:
+    nodeAffinity: {zone: [a, b], arch: [amd64], disk: [ssd]}
+  containers:
+    - image: ubuntu
+      environment: {Z: "1", A: "2", M: "3", B: "4", Y: "5"}
+      secrets: {S2: {name: s, key: b}, S1: {name: s, key: a}}
+      volumes:
+        vz: {path: /z, hostPath: /z}
+        va: {path: /a, hostPath: /a}
+        vm: {path: /m, configMapName: cm, items: {k3: p3, k1: p1, k2: p2}}
+`
+	first := toJSON(t, must(generate(t, doc)))
+	for range 30 {
+		if got := toJSON(t, must(generate(t, doc))); got != first {
+			t.Fatal("output changed between runs: map order leaks into the manifests")
+		}
+	}
+	job := brokerJobOf(t, must(generate(t, doc)))
+	var env []string
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		env = append(env, e.Name)
+	}
+	if !slices.IsSorted(env[:5]) || !slices.Equal(env[5:], []string{"S1", "S2"}) {
+		t.Errorf("env not sorted: %v", env)
+	}
+}
+
+// Operator bug 2: a ConfigMap volume was named after the ConfigMap but mounted by key.
+func TestConfigMapVolumeNamedByKey(t *testing.T) {
+	doc := strings.Replace(helloWorld, "      command: echo hello world", `      command: echo hello world
+      volumes:
+        inputs: {path: /inputs, configMapName: lammps-config}`, 1)
+	pod := brokerJobOf(t, must(generate(t, doc))).Spec.Template.Spec
+	var vol *corev1.Volume
+	for i := range pod.Volumes {
+		if pod.Volumes[i].Name == "inputs" {
+			vol = &pod.Volumes[i]
+		}
+	}
+	if vol == nil || vol.ConfigMap == nil || vol.ConfigMap.Name != "lammps-config" {
+		t.Fatalf("want volume inputs from ConfigMap lammps-config, got %s", toJSON(t, pod.Volumes))
+	}
+	if !slices.ContainsFunc(pod.Containers[0].VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "inputs" && m.MountPath == "/inputs" }) {
+		t.Error("the mount must use the same name as the volume")
+	}
+}
+
+// Operator bug 3: a volume with only a path became a claim with an empty claimName.
+func TestPathOnlyVolumeIsEmptyDir(t *testing.T) {
+	doc := strings.Replace(helloWorld, "      command: echo hello world", `      command: echo hello world
+      volumes:
+        out: {path: /tmp/fluxout}`, 1)
+	objs, warns := generate(t, doc)
+	for _, v := range brokerJobOf(t, objs).Spec.Template.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			t.Errorf("volume %s became a claim", v.Name)
+		}
+		if v.Name == "out" && v.EmptyDir == nil {
+			t.Errorf("path-only volume must be an emptyDir, got %s", toJSON(t, v))
+		}
+	}
+	if !slices.ContainsFunc(warns, func(w Warning) bool { return w.Field == "spec.containers[0].volumes[out]" }) {
+		t.Errorf("want a warning about the path-only volume, got %v", warns)
+	}
+}
+
+// Operator bug 4: container N also mounted the volumes of containers 0..N-1.
+func TestMountsDoNotLeakAcrossContainers(t *testing.T) {
+	doc := `
+apiVersion: flux-framework.org/v1alpha2
+kind: MiniCluster
+metadata: {name: leak}
+spec:
+  containers:
+    - image: ubuntu
+      runFlux: true
+      volumes: {data: {path: /data, hostPath: /data}}
+    - image: nginx
+      name: web
+      volumes: {www: {path: /www, hostPath: /www}}
+`
+	pod := brokerJobOf(t, must(generate(t, doc))).Spec.Template.Spec
+	has := func(c corev1.Container, name string) bool {
+		return slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == name })
+	}
+	if !has(pod.Containers[0], "data") || has(pod.Containers[0], "www") {
+		t.Error("broker container mounts: want data, not www")
+	}
+	if !has(pod.Containers[1], "www") || has(pod.Containers[1], "data") {
+		t.Error("sidecar mounts: want www, not data")
+	}
+	if has(pod.Containers[1], volumeCurve) {
+		t.Error("only the broker container mounts the certificate")
+	}
+}
+
+func TestKeygenLeastPrivilege(t *testing.T) {
+	objs, _ := generate(t, helloWorld)
+	roles := find[*rbacv1.Role](objs, nil)
+	if len(roles) != 1 {
+		t.Fatalf("want one Role, got %d", len(roles))
+	}
+	want := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"flux-sample-curve"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{"flux-sample"}, Verbs: []string{"get"}},
+	}
+	if toJSON(t, roles[0].Rules) != toJSON(t, want) {
+		t.Errorf("keygen Role rules:\n got %s\nwant %s", toJSON(t, roles[0].Rules), toJSON(t, want))
+	}
+	jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[LabelComponent] == componentKeygen })
+	if len(jobs) != 1 {
+		t.Fatalf("want one keygen Job, got %d", len(jobs))
+	}
+	pod := jobs[0].Spec.Template.Spec
+	c := pod.Containers[0]
+	if !*pod.SecurityContext.RunAsNonRoot || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault ||
+		*c.SecurityContext.AllowPrivilegeEscalation || !slices.Equal(c.SecurityContext.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("keygen pod is not Pod Security restricted: %s", toJSON(t, pod))
+	}
+	wantArgs := []string{"keygen", "--publish", "--name", "flux-sample-curve", "--owner-service", "flux-sample", "--cert-name", "flux-sample"}
+	if !slices.Equal(c.Args, wantArgs) {
+		t.Errorf("keygen args %v, want %v", c.Args, wantArgs)
+	}
+	for _, sa := range find[*corev1.ServiceAccount](objs, nil) {
+		if *sa.AutomountServiceAccountToken {
+			t.Error("the ServiceAccount must not mount tokens by default")
+		}
+	}
+	if len(find[*rbacv1.ClusterRole](objs, nil)) > 0 {
+		t.Error("nothing cluster-wide")
+	}
+}
+
+func TestCurveSources(t *testing.T) {
+	inline := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  flux:\n    curveCert: |\n      metadata\n          name = \"x\"\n", 1)
+	objs, _ := generate(t, inline)
+	if len(find[*rbacv1.Role](objs, nil)) != 0 {
+		t.Error("an inline certificate needs no keygen objects")
+	}
+	cms := find(objs, func(c *corev1.ConfigMap) bool { return c.Name == "flux-sample-curve" })
+	if len(cms) != 1 || !strings.Contains(cms[0].Data[CurveCertKey], `name = "x"`) {
+		t.Errorf("want the inline certificate in ConfigMap flux-sample-curve, got %s", toJSON(t, cms))
+	}
+
+	secret := strings.Replace(helloWorld, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/curve-secret: my-cert", 1)
+	objs, _ = generate(t, secret)
+	if len(find[*rbacv1.Role](objs, nil)) != 0 || len(find(objs, func(c *corev1.ConfigMap) bool { return c.Name == "flux-sample-curve" })) != 0 {
+		t.Error("a referenced Secret needs no keygen objects and no curve ConfigMap")
+	}
+	for _, v := range brokerJobOf(t, objs).Spec.Template.Spec.Volumes {
+		if v.Name == volumeCurve && (v.Secret == nil || v.Secret.SecretName != "my-cert" || *v.Secret.Items[0].Mode != 0o400) {
+			t.Errorf("curve volume: %s", toJSON(t, v))
+		}
+	}
+}
+
+func TestServicesPodAndPortServices(t *testing.T) {
+	doc := `
+apiVersion: flux-framework.org/v1alpha2
+kind: MiniCluster
+metadata: {name: svc}
+spec:
+  services:
+    - {name: registry, image: registry, ports: [5000]}
+  containers:
+    - {image: ubuntu, runFlux: true}
+    - {image: nginx, name: nginx, noWrapEntrypoint: true, ports: [80, 443]}
+`
+	objs, _ := generate(t, doc)
+	pods := find[*corev1.Pod](objs, nil)
+	if len(pods) != 1 || pods[0].Spec.Hostname != "svc-services" || pods[0].Spec.Subdomain != "svc" {
+		t.Fatalf("services pod: %s", toJSON(t, pods))
+	}
+	if pods[0].Spec.Containers[0].Command != nil {
+		t.Error("services keep their image's entrypoint")
+	}
+	port := find(objs, func(s *corev1.Service) bool { return s.Name == "nginx" })
+	if len(port) != 1 || len(port[0].Spec.Ports) != 2 || port[0].Spec.ClusterIP != "" {
+		t.Errorf("want ClusterIP Service nginx with two ports, got %s", toJSON(t, port))
+	}
+	job := brokerJobOf(t, objs)
+	if job.Spec.Template.Spec.Containers[1].Command != nil {
+		t.Error("noWrapEntrypoint keeps the image's entrypoint")
+	}
+}
+
+func TestMinimalService(t *testing.T) {
+	doc := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  flux: {minimalService: true}", 1)
+	svcs := find(must(generate(t, doc)), func(s *corev1.Service) bool { return s.Labels[LabelComponent] == componentHeadless })
+	if svcs[0].Spec.Selector[jobCompletionIndexLabel] != "0" || svcs[0].Spec.Ports[0].Port != 8050 {
+		t.Errorf("minimal service must select rank 0 on port 8050: %s", toJSON(t, svcs[0].Spec))
+	}
+}
+
+func TestCleanupWarns(t *testing.T) {
+	_, warns := generate(t, strings.Replace(helloWorld, "  size: 4", "  size: 4\n  cleanup: true", 1))
+	if !slices.ContainsFunc(warns, func(w Warning) bool { return w.Field == "spec.cleanup" && strings.Contains(w.Message, "Git") }) {
+		t.Errorf("want a warning that says what to do instead of cleanup, got %v", warns)
+	}
+}
+
+func must[T any, U any](v T, _ U) T { return v }
