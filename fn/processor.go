@@ -37,7 +37,13 @@ type Processor struct {
 type Failed struct{ Results framework.Results }
 
 func (f *Failed) Error() string {
-	return fmt.Sprintf("%d problem(s) found in the MiniCluster input", countSeverity(f.Results, framework.Error))
+	var errs framework.Results
+	for _, r := range f.Results {
+		if r.Severity == framework.Error {
+			errs = append(errs, r)
+		}
+	}
+	return fmt.Sprintf("%d problem(s) found in the MiniCluster input:\n%s", len(errs), errs.Error())
 }
 
 // source is one MiniCluster found in the input.
@@ -118,11 +124,11 @@ func (p Processor) collect(rl *framework.ResourceList) ([]*source, framework.Res
 		src.file, src.index = fileOf(node)
 		sources = append(sources, src)
 		mc, errs := v1alpha2.Decode([]byte(node.MustString()))
-		if len(errs) == 0 {
+		if mc != nil {
 			mc.Default()
 			var optErrs field.ErrorList
 			src.opts, optErrs = mc.ParseOptions()
-			errs = append(optErrs, mc.Validate(src.opts)...)
+			errs = append(append(errs, optErrs...), mc.Validate(src.opts)...)
 		}
 		for _, e := range errs {
 			results = append(results, src.fieldResult(e))
@@ -139,7 +145,8 @@ func (p Processor) collect(rl *framework.ResourceList) ([]*source, framework.Res
 			continue
 		}
 		seen[key] = src
-		if !p.Standalone && node.GetAnnotations()[localConfigAnnotation] != "true" {
+		// Only a MiniCluster that is an item lives in the package and could be applied with it.
+		if !p.Standalone && node != rl.FunctionConfig && node.GetAnnotations()[localConfigAnnotation] != "true" {
 			results = append(results, src.result(framework.Warning, "metadata.annotations",
 				`has no config.kubernetes.io/local-config: "true": a tool that applies this package would send the MiniCluster to a cluster without its CRD and fail; add the annotation`, nil))
 		}
@@ -268,8 +275,8 @@ func toRNode(obj generators.Object, src *source) (*yaml.RNode, error) {
 	}
 	kind := strings.ToLower(obj.GetObjectKind().GroupVersionKind().Kind)
 	file := path.Join(path.Dir(src.file), src.mc.Name, kind+"_"+obj.GetName()+".yaml")
-	for k, v := range map[string]string{kioutil.PathAnnotation: file, kioutil.LegacyPathAnnotation: file} {
-		if err := node.PipeE(yaml.SetAnnotation(k, v)); err != nil {
+	for _, k := range []string{kioutil.PathAnnotation, kioutil.LegacyPathAnnotation} {
+		if err := node.PipeE(yaml.SetAnnotation(k, file)); err != nil {
 			return nil, err
 		}
 	}

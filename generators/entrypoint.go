@@ -23,7 +23,7 @@ import (
 // the embedded templates in templates/ (Go text/template; files named part-*.sh hold the
 // {{define}} blocks several scripts share).
 //
-// Runtime contract (what the scripts read and write, see README):
+// Runtime contract (what the scripts read and write):
 //   - env: JOB_COMPLETION_INDEX (Indexed Job; fallback: the hostname's last "-" field),
 //     HOSTNAME (fallback: hostname(1)); /etc/hosts for the pods' DNS domain.
 //   - flux-init.sh writes <mountPath>/config/etc/flux/config/broker.toml,
@@ -32,6 +32,15 @@ import (
 //   - wait-<i>.sh writes <mountPath>/config/curve/curve.cert (0600), .../etc/flux/system/R,
 //     the helper scripts <mountPath>/{flux-view,flux-connect,load-fluxion}.sh and
 //     <mountPath>/flux-operator-complete.txt.
+//
+// User text in the scripts: values that are data (paths, flux.environment values, wrap, topology,
+// archive.path, logs) are single-quoted. The runFlux command is data too: command='<verbatim>',
+// split into words at run time by eval into an array, so quotes, escapes and $VAR work as on a
+// shell command line (expanded when the broker starts, as the operator's command="..." did) and a
+// quote or $ in it can no longer break the script; control operators (&&, |, ;) are not
+// supported there (the operator passed them to flux as literal words; use commands.script).
+// Shell code stays code: commands.* hooks, commands.prefix, flux.submitCommand and
+// flux.optionFlags (words), the sidecar command, and batch lines (inside a quoted here-document).
 //
 // broker.toml holds two placeholders that flux-init.sh replaces at pod start (nothing in the
 // scripts or the config depends on the render-time namespace or Job name):
@@ -188,13 +197,15 @@ type waitData struct {
 	LogLevel       int32
 	ArchivePath    string
 
-	Batch           *batchData
-	Launcher        bool
-	NodeSpec        string
-	OptionFlags     string // shell words
+	Batch    *batchData
+	Launcher bool
+	NodeSpec string
+	// OptionFlags, SubmitCommand and Prefix are shell words the user wrote, inserted as code
+	// (like the commands.* hooks): quotes in them work as in a shell.
+	OptionFlags     string
 	Debug           bool
-	SubmitCommand   string // shell words
-	Prefix          string // shell words
+	SubmitCommand   string
+	Prefix          string
 	Wrap            string
 	CompleteWorkers bool
 }
@@ -339,10 +350,10 @@ func newWaitData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) waitData 
 		ArchivePath:     s.Archive.Path,
 		Launcher:        c.Launcher,
 		NodeSpec:        nodeSpec(mc),
-		OptionFlags:     s.Flux.OptionFlags,
+		OptionFlags:     strings.TrimSpace(s.Flux.OptionFlags),
 		Debug:           s.Logging.Debug,
-		SubmitCommand:   s.Flux.SubmitCommand,
-		Prefix:          c.Commands.Prefix,
+		SubmitCommand:   strings.TrimSpace(s.Flux.SubmitCommand),
+		Prefix:          strings.TrimSpace(c.Commands.Prefix),
 		Wrap:            s.Flux.Wrap,
 		CompleteWorkers: s.Flux.CompleteWorkers,
 	}

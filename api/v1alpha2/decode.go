@@ -63,15 +63,15 @@ func decodeStrict(js []byte) (*MiniCluster, field.ErrorList) {
 			errs = append(errs, field.Invalid(field.NewPath(""), "<document>", msg))
 		}
 	}
-	if len(errs) > 0 {
-		sortErrors(errs)
+	if err != nil {
 		return nil, errs
 	}
-	if mc.Spec.Size <= 0 && bytes.Contains(js, []byte(`"size":`)) && explicitSize(js) {
+	if mc.Spec.Size == 0 && explicitSize(js) {
 		// Size 0 is the "unset" value of the field, so an explicit 0 has to be caught here.
-		return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "size"), mc.Spec.Size, "must be at least 1")}
+		errs = append(errs, field.Invalid(field.NewPath("spec", "size"), 0, "must be at least 1"))
 	}
-	return mc, nil
+	sortErrors(errs)
+	return mc, errs
 }
 
 // explicitSize tells whether spec.size is present in the document.

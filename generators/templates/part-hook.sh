@@ -1,6 +1,7 @@
 {{- /* hook: one commands.* hook, inserted as shell code (hooks are scripts). */ -}}
 {{define "hook" -}}
 {{- if .Code}}
+
 # commands.{{.Name}}
 {{- if .Redirect}}
 {

@@ -123,6 +123,7 @@ flux jobs -a
 {{- end}}
 {{- template "hook" .Hooks.BrokerPre}}
 {{- if not .Quiet}}
+
   echo "Command provided is: ${command}"
 {{- end}}
 {{- if not .Command}}
@@ -148,6 +149,7 @@ flux jobs -a
   cat flux-job.batch
   echo "Batch mode: flux start"{{with .Wrap}} {{shq (print "--wrap=" .)}}{{end}} -o --config "${cfg}" "${brokerOptions[*]}"{{with .Prefix}} {{shq .}}{{end}} "sh -c 'flux batch ${flags[*]} --flags waitable ./flux-job.batch && flux job wait --all'"
 {{- end}}
+
   # shellcheck disable=SC2016 # "$@" is expanded by sh -c
   {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxstart wall time %E" {{end}}flux start {{with .Wrap}}--wrap={{shq .}} {{end}}-o --config "${cfg}" "${brokerOptions[@]}" {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxsubmit wall time %E" {{end}}{{with .Prefix}}{{.}} {{end}}sh -c 'flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all' sh "${flags[@]}"{{if .Quiet}} > /dev/null 2>&1{{end}}
 {{- else}}

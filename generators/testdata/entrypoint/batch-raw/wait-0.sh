@@ -135,6 +135,7 @@ flux submit -N 2 hostname
 flux queue idle
 MINICLUSTER_FN_EOF
   chmod +x flux-job.batch
+
   echo "Command provided is: ${command}"
 
   # Flags of flux submit / flux batch.
@@ -143,6 +144,7 @@ MINICLUSTER_FN_EOF
   echo "Prepared batch job:"
   cat flux-job.batch
   echo "Batch mode: flux start" -o --config "${cfg}" "${brokerOptions[*]}" "sh -c 'flux batch ${flags[*]} --flags waitable ./flux-job.batch && flux job wait --all'"
+
   # shellcheck disable=SC2016 # "$@" is expanded by sh -c
   flux start -o --config "${cfg}" "${brokerOptions[@]}" sh -c 'flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all' sh "${flags[@]}"
 else

@@ -134,6 +134,7 @@ MINICLUSTER_FN_EOF_1
 
   # Flags of flux submit / flux batch.
   flags=(-n1)
+
   # shellcheck disable=SC2016 # "$@" is expanded by sh -c
   flux start -o --config "${cfg}" "${brokerOptions[@]}" sh -c 'flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all' sh "${flags[@]}" > /dev/null 2>&1
 else
@@ -151,6 +152,7 @@ else
     sleep 15
   done
 fi
+
 # commands.post
 ls /tmp/fluxout -1
 cat /tmp/fluxout/job-0.out

@@ -126,6 +126,7 @@ brokerOptions=(
 )
 
 if [[ "${index}" == "0" ]]; then
+
   echo "Command provided is: ${command}"
 
   # No command: a persistent (interactive) broker.

@@ -8,6 +8,7 @@
 # rename the Job after rendering.
 host="${HOSTNAME:-$(hostname)}"
 index="${JOB_COMPLETION_INDEX:-${host##*-}}"
+
 # commands.init
 echo init one
 echo init two
@@ -137,13 +138,16 @@ if [[ -e /state/archive.tar.gz ]]; then
   printf 'Found an existing archive at %s, loading it into the state directory\n' /state/archive.tar.gz
   brokerOptions+=(-Scontent.restore=/state/archive.tar.gz)
 fi
+
 # commands.pre
 mkdir -p /data
 export OMP_NUM_THREADS=2
 
 if [[ "${index}" == "0" ]]; then
+
 # commands.brokerPre
 echo only the main broker
+
   echo "Command provided is: ${command}"
 
   # Flags of flux submit / flux batch.
@@ -161,6 +165,7 @@ ${command}
   echo "Submit mode: flux start" --wrap=strace,-e,network -o --config "${cfg}" "${brokerOptions[*]}" 'singularity exec --bind /data app.sif' 'flux run' "${flags[*]}" --quiet --watch "${command}"
   flux start --wrap=strace,-e,network -o --config "${cfg}" "${brokerOptions[@]}" singularity exec --bind /data app.sif flux run "${flags[@]}" --quiet --watch "${command_args[@]}"
 else
+
 # commands.workerPre
 echo only workers
 
@@ -178,6 +183,7 @@ echo only workers
     break
   done
 fi
+
 # commands.post
 echo "finished on $(hostname)"
 

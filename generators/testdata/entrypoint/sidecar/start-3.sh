@@ -88,6 +88,7 @@ else
   done
 fi
 export fluxsocket="local://${fluxsocket_path}"
+
 # commands.script, written out verbatim; it runs instead of a command.
 cat > /tmp/custom-entrypoint.sh <<'MINICLUSTER_FN_EOF'
 #!/bin/bash

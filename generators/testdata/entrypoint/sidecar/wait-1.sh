@@ -125,6 +125,7 @@ brokerOptions=(
 )
 
 if [[ "${index}" == "0" ]]; then
+
   echo "Command provided is: ${command}"
 
   # Flags of flux submit / flux batch.
