@@ -156,7 +156,7 @@ func entrypointCases() []entrypointCase {
 				Commands: v1alpha2.Commands{
 					Prefix:    "singularity exec --bind /data app.sif",
 					Init:      "echo init one\necho init two",
-					Pre:       "mkdir -p /data\nexport OMP_NUM_THREADS=2",
+					Pre:       "mkdir -p /tmp/app-data\nexport OMP_NUM_THREADS=2",
 					BrokerPre: "echo only the main broker",
 					WorkerPre: "echo only workers",
 					Post:      "echo \"finished on $(hostname)\"",

@@ -26,8 +26,18 @@ func examplesDir(t *testing.T) string {
 	if err1 == nil && err2 == nil && want == got {
 		return src
 	}
+	dst := copyExamples(t)
+	t.Logf("MINICLUSTER_FN=%s is not %s: running a copy of the examples in %s", fnBin, filepath.Join(root, "bin", "minicluster-fn"), dst)
+	return dst
+}
+
+// copyExamples copies the examples into a temporary directory, with the function path of every
+// MiniCluster set to the absolute path of the binary under test.
+func copyExamples(t *testing.T) string {
+	t.Helper()
+	fnBin := fnBinary(t)
 	dst := filepath.Join(t.TempDir(), "examples")
-	copyDir(t, src, dst)
+	copyDir(t, filepath.Join(repoRoot(t), "examples"), dst)
 	pathLine := regexp.MustCompile(`(?m)^(\s+path:\s*)\S*minicluster-fn\s*$`)
 	files, err := filepath.Glob(filepath.Join(dst, "*", "*.yaml"))
 	if err != nil {
@@ -50,7 +60,6 @@ func examplesDir(t *testing.T) string {
 	if rewritten == 0 {
 		t.Fatalf("no `path: ...minicluster-fn` line found to rewrite in %s", dst)
 	}
-	t.Logf("MINICLUSTER_FN=%s is not %s: running a copy of the examples in %s", fnBin, filepath.Join(root, "bin", "minicluster-fn"), dst)
 	return dst
 }
 
@@ -256,8 +265,7 @@ func TestOverlayNamespaceAndPrefix(t *testing.T) {
 	// The same overlay without its configurations: kustomize does not know that a pod's subdomain
 	// names a Service, so the prefix breaks the pods' DNS. This is why kustomizeconfig.yaml exists.
 	t.Run("without-configurations", func(t *testing.T) {
-		tmp := t.TempDir()
-		copyDir(t, dir, tmp)
+		tmp := copyExamples(t)
 		kfile := filepath.Join(tmp, "overlay", "kustomization.yaml")
 		b, err := os.ReadFile(kfile)
 		if err != nil {

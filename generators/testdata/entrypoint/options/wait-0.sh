@@ -140,7 +140,7 @@ if [[ -e /state/archive.tar.gz ]]; then
 fi
 
 # commands.pre
-mkdir -p /data
+mkdir -p /tmp/app-data
 export OMP_NUM_THREADS=2
 
 if [[ "${index}" == "0" ]]; then

@@ -1,0 +1,125 @@
+package v1alpha2
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+const base = `apiVersion: flux-framework.org/v1alpha2
+kind: MiniCluster
+metadata:
+  name: flux-sample
+spec:
+`
+
+// check decodes, defaults and validates doc the way the function does and returns the field
+// paths of every problem.
+func check(t *testing.T, doc string) []string {
+	t.Helper()
+	mc, errs := Decode([]byte(doc))
+	if mc != nil {
+		mc.Default()
+		opts, optErrs := mc.ParseOptions()
+		errs = append(append(errs, optErrs...), mc.Validate(opts)...)
+	}
+	var paths []string
+	for _, e := range errs {
+		paths = append(paths, e.Field)
+	}
+	return paths
+}
+
+func TestBadInputNamesTheField(t *testing.T) {
+	for name, tc := range map[string]struct {
+		spec string
+		want []string
+	}{
+		"size zero":           {"  size: 0\n  containers: [{image: a}]", []string{"spec.size"}},
+		"size negative":       {"  size: -1\n  containers: [{image: a}]", []string{"spec.size"}},
+		"maxSize below size":  {"  size: 3\n  maxSize: 2\n  containers: [{image: a}]", []string{"spec.maxSize"}},
+		"minSize above size":  {"  size: 2\n  minSize: 3\n  containers: [{image: a}]", []string{"spec.minSize"}},
+		"no image":            {"  containers: [{command: x}]", []string{"spec.containers[0].image"}},
+		"no containers":       {"  size: 2", []string{"spec.containers"}},
+		"unknown field":       {"  sizee: 2\n  containers: [{image: a}]", []string{"spec.sizee"}},
+		"nested unknown":      {"  containers: [{image: a, volumes: {d: {path: /d, hostpath: /d}}}]", []string{"spec.containers[0].volumes.d.hostpath"}},
+		"two runFlux":         {"  containers: [{image: a, name: a, runFlux: true}, {image: b, name: b, runFlux: true}]", []string{"spec.containers"}},
+		"no runFlux of two":   {"  containers: [{image: a, name: a}, {image: b, name: b}]", []string{"spec.containers"}},
+		"sidecar no name":     {"  containers: [{image: a, runFlux: true}, {image: b}]", []string{"spec.containers[1].name"}},
+		"launcher and batch":  {"  containers: [{image: a, launcher: true, batch: true}]", []string{"spec.containers[0].batch"}},
+		"script and command":  {"  containers: [{image: a, command: x, commands: {script: run}}]", []string{"spec.containers[0].commands.script"}},
+		"claim and hostPath":  {"  containers: [{image: a, volumes: {d: {claimName: c, hostPath: /d}}}]", []string{"spec.containers[0].volumes[d]", "spec.containers[0].volumes[d].path"}},
+		"relative path":       {"  containers: [{image: a, volumes: {d: {path: data, hostPath: /d}}}]", []string{"spec.containers[0].volumes[d].path"}},
+		"reserved volume":     {"  containers: [{image: a, volumes: {flux-view: {path: /x, emptyDir: true}}}]", []string{"spec.containers[0].volumes[flux-view]"}},
+		"same volume twice":   {"  containers: [{image: a, runFlux: true, volumes: {d: {path: /d, hostPath: /a}}}, {image: b, name: b, volumes: {d: {path: /d, hostPath: /b}}}]", []string{"spec.containers[1].volumes[d]"}},
+		"hostlist+clusters":   {"  flux: {bursting: {hostlist: h, clusters: [{name: c, size: 1}]}}\n  containers: [{image: a}]", []string{"spec.flux.bursting.hostlist"}},
+		"service pre":         {"  services: [{name: s, image: a, commands: {pre: x}}]\n  containers: [{image: a}]", []string{"spec.services[0].commands.pre"}},
+		"restartPolicy":       {"  pod: {restartPolicy: Always}\n  containers: [{image: a}]", []string{"spec.pod.restartPolicy"}},
+		"bad port":            {"  containers: [{image: a, runFlux: true}, {image: b, name: b, ports: [70000]}]", []string{"spec.containers[1].ports[0]"}},
+		"headless name":       {"  network: {headlessName: 1svc}\n  containers: [{image: a}]", []string{"spec.network.headlessName"}},
+		"wrong type":          {"  size: four\n  containers: [{image: a}]", []string{"spec.size"}},
+		"logLevel":            {"  flux: {logLevel: 9}\n  containers: [{image: a}]", []string{"spec.flux.logLevel"}},
+		"secret without key":  {"  containers: [{image: a, secrets: {TOKEN: {name: s}}}]", []string{"spec.containers[0].secrets[TOKEN].key"}},
+		"leadBroker missing":  {"  flux: {bursting: {leadBroker: {name: l}}}\n  containers: [{image: a}]", []string{"spec.flux.bursting.leadBroker.address", "spec.flux.bursting.leadBroker.size"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := check(t, base+tc.spec+"\n")
+			for _, w := range tc.want {
+				if !slices.Contains(got, w) {
+					t.Errorf("want an error at %s, got %v", w, got)
+				}
+			}
+		})
+	}
+}
+
+func TestHostnameLength(t *testing.T) {
+	long := strings.Repeat("a", 53)
+	doc := strings.Replace(base, "flux-sample", long, 1) + "  size: 10\n  containers: [{image: a}]\n"
+	if got := check(t, doc); !slices.Contains(got, "metadata.name") {
+		t.Errorf("53 + 1 + 8 + 1 + 1 characters is too long for a hostname, got %v", got)
+	}
+	stable := strings.Replace(doc, "metadata:\n", "metadata:\n  annotations: {minicluster-fn.dev/job-naming: stable}\n", 1)
+	if got := check(t, stable); len(got) != 0 {
+		t.Errorf("with stable names the hostname is 55 characters and fine, got %v", got)
+	}
+}
+
+func TestNotAMiniCluster(t *testing.T) {
+	for name, doc := range map[string]string{
+		"empty":       "  \n",
+		"not yaml":    "a: [b\n",
+		"other kind":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+		"old version": "apiVersion: flux-framework.org/v1alpha1\nkind: MiniCluster\nmetadata: {name: x}\n",
+		"a list":      "- a\n- b\n",
+	} {
+		if mc, errs := Decode([]byte(doc)); mc != nil || len(errs) == 0 {
+			t.Errorf("%s: want an error and no MiniCluster", name)
+		}
+	}
+}
+
+func TestOperatorDefaults(t *testing.T) {
+	mc, errs := Decode([]byte(base + "  containers: [{image: a}]\n"))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	mc.Default()
+	s := mc.Spec
+	if s.Size != 1 || s.MaxSize != 1 || *s.Tasks != 1 || s.DeadlineSeconds != 31500000 || s.BackoffLimit != 100 {
+		t.Errorf("size/maxSize/tasks/deadline/backoff defaults wrong: %+v", s)
+	}
+	f := s.Flux
+	if f.ConnectTimeout != "5s" || *f.LogLevel != 6 || f.Scheduler.QueuePolicy != "fcfs" || f.Container.Name != "flux-view" ||
+		f.Container.MountPath != "/mnt/flux" || f.Container.Image != DefaultViewImage {
+		t.Errorf("flux defaults wrong: %+v", f)
+	}
+	if s.Network.HeadlessName != "flux-sample" || !s.Containers[0].RunFlux || s.Pod.RestartPolicy != "OnFailure" {
+		t.Error("headlessName, single-container runFlux or restartPolicy default missing")
+	}
+	explicit, _ := Decode([]byte(base + "  tasks: 0\n  flux: {logLevel: 0}\n  containers: [{image: a}]\n"))
+	explicit.Default()
+	if *explicit.Spec.Tasks != 0 || *explicit.Spec.Flux.LogLevel != 0 {
+		t.Error("explicit zero tasks and logLevel must stay zero")
+	}
+}
