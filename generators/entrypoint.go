@@ -2,18 +2,13 @@ package generators
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"text/template"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
@@ -61,34 +56,6 @@ var entrypointTemplates = template.Must(template.New("entrypoint").
 	Option("missingkey=error").
 	Funcs(template.FuncMap{"shq": shellQuote, "toml": tomlString}).
 	ParseFS(templateFiles, "templates/*.sh", "templates/*.toml"))
-
-// templatesDigest is a hex SHA-256 over the embedded template files (names and contents, in name
-// order), so that changed scripts give the broker Job a new name.
-func templatesDigest() string { return templatesDigestOnce() }
-
-var templatesDigestOnce = sync.OnceValue(func() string {
-	var files []string
-	err := fs.WalkDir(templateFiles, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			files = append(files, p)
-		}
-		return err
-	})
-	if err != nil {
-		panic(err) // embedded files: cannot fail
-	}
-	sort.Strings(files)
-	h := sha256.New()
-	for _, f := range files {
-		b, err := templateFiles.ReadFile(f)
-		if err != nil {
-			panic(err)
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", f, len(b))
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-})
 
 // entrypointData returns the entrypoint ConfigMap's data: ConfigMap key -> content. mc is defaulted and valid.
 func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error) {

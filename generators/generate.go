@@ -30,11 +30,14 @@ type Warning struct {
 // Generate returns the manifest set of mc in a stable order, and warnings. mc must have been
 // defaulted and validated (v1alpha2: Default, ParseOptions, Validate).
 func Generate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) ([]Object, []Warning, error) {
-	n, err := resolveNames(mc, opts)
+	placeholder := newNames(mc, opts, placeholderHash, placeholderHash, placeholderHash)
+	// The scripts never contain the Job name (they read it at run time), so they can be rendered
+	// before the name is known, and their text can go into the hash that names the Job.
+	data, err := entrypointData(mc, placeholder)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := entrypointData(mc, n)
+	n, err := resolveNames(mc, opts, placeholder, data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -68,14 +71,21 @@ func entrypointConfigMap(mc *v1alpha2.MiniCluster, n names, data map[string]stri
 }
 
 // resolveNames computes the hashes that name the immutable objects. The broker Job's hash covers
-// everything its pods run: the spec without size (size changes within maxSize patch the Job in
-// place), our options, the script templates and the pod template itself (rendered with
-// placeholder names, since the names depend on the hash).
-func resolveNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) (names, error) {
-	placeholder := newNames(mc, opts, placeholderHash, placeholderHash, placeholderHash)
+// everything its pods run except size (a size change within maxSize patches the Job in place):
+// the spec, our options, the scripts as rendered for maxSize, and the pod template itself
+// (rendered with placeholder names, since the names depend on the hash).
+func resolveNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, placeholder names, data map[string]string) (names, error) {
 	spec := mc.Spec // a shallow copy: only Size changes
 	spec.Size = 0
-	jobHash, err := shortHash(spec, opts, templatesDigest(), brokerPodTemplate(mc, opts, placeholder))
+	if mc.Spec.Size != mc.Spec.MaxSize {
+		atMax := *mc
+		atMax.Spec.Size = mc.Spec.MaxSize
+		var err error
+		if data, err = entrypointData(&atMax, placeholder); err != nil {
+			return names{}, err
+		}
+	}
+	jobHash, err := shortHash(spec, opts, data, brokerPodTemplate(mc, opts, placeholder))
 	if err != nil {
 		return names{}, err
 	}

@@ -1,6 +1,7 @@
 package generators
 
 import (
+	"maps"
 	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -144,10 +145,10 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 
 func env(c v1alpha2.MiniClusterContainer) []corev1.EnvVar {
 	var out []corev1.EnvVar
-	for _, k := range sortedKeys(c.Environment) {
+	for _, k := range slices.Sorted(maps.Keys(c.Environment)) {
 		out = append(out, corev1.EnvVar{Name: k, Value: c.Environment[k]})
 	}
-	for _, k := range sortedKeys(c.Secrets) {
+	for _, k := range slices.Sorted(maps.Keys(c.Secrets)) {
 		s := c.Secrets[k]
 		out = append(out, corev1.EnvVar{Name: k, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: s.Name}, Key: s.Key,
@@ -228,7 +229,7 @@ func affinity(mc *v1alpha2.MiniCluster) *corev1.Affinity {
 	}
 	if na := mc.Spec.Pod.NodeAffinity; len(na) > 0 {
 		var term corev1.NodeSelectorTerm
-		for _, k := range sortedKeys(na) {
+		for _, k := range slices.Sorted(maps.Keys(na)) {
 			term.MatchExpressions = append(term.MatchExpressions, corev1.NodeSelectorRequirement{
 				Key: k, Operator: corev1.NodeSelectorOpIn, Values: slices.Clone(na[k]),
 			})

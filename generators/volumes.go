@@ -1,6 +1,8 @@
 package generators
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -102,7 +104,7 @@ func volumeSource(v v1alpha2.ContainerVolume) corev1.VolumeSource {
 }
 
 func keyToPaths(items map[string]string) []corev1.KeyToPath {
-	keys := sortedKeys(items)
+	keys := slices.Sorted(maps.Keys(items))
 	if len(keys) == 0 {
 		return nil
 	}
@@ -117,18 +119,9 @@ func keyToPaths(items map[string]string) []corev1.KeyToPath {
 // of earlier containers leak into later ones).
 func userMounts(c v1alpha2.MiniClusterContainer) []corev1.VolumeMount {
 	var mounts []corev1.VolumeMount
-	for _, k := range sortedKeys(c.Volumes) {
+	for _, k := range slices.Sorted(maps.Keys(c.Volumes)) {
 		v := c.Volumes[k]
 		mounts = append(mounts, corev1.VolumeMount{Name: k, MountPath: v.MountPath(), ReadOnly: v.ReadOnly})
 	}
 	return mounts
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -1,7 +1,11 @@
 package generators
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"maps"
+	"slices"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
@@ -13,6 +17,13 @@ func warnings(mc *v1alpha2.MiniCluster) []Warning {
 	if s.Cleanup {
 		out = append(out, Warning{"spec.cleanup", "ignored: without the operator nothing deletes the MiniCluster when rank 0 finishes; " +
 			"remove the MiniCluster from Git (prune deletes its objects) or delete the Job by hand"})
+	}
+	if bc := s.Flux.BrokerConfig; bc != "" {
+		// A verbatim config must point at the certificate where the broker script copies it.
+		if cert := s.Flux.Container.MountPath + "/config/curve/curve.cert"; !strings.Contains(bc, cert) {
+			out = append(out, Warning{"spec.flux.brokerConfig", "is used verbatim and does not name the certificate file " + cert +
+				" (bootstrap.curve_cert), where the broker script puts it; the brokers will not find it"})
+		}
 	}
 	if len(s.Pod.Resources) > 0 && s.Pod.RuntimeClassName == "" {
 		out = append(out, Warning{"spec.pod.resources", "becomes the pod overhead, as with the operator; the API server rejects an overhead " +
@@ -28,7 +39,7 @@ func warnings(mc *v1alpha2.MiniCluster) []Warning {
 		out = append(out, Warning{"spec.flux.container.imagePullSecret", "ignored, as by the operator: pull secrets come from containers[].imagePullSecret"})
 	}
 	for i, c := range s.Containers {
-		for _, k := range sortedKeys(c.Volumes) {
+		for _, k := range slices.Sorted(maps.Keys(c.Volumes)) {
 			if c.Volumes[k].VolumeSource() == "path" {
 				out = append(out, Warning{
 					Field:   field.NewPath("spec", "containers").Index(i).Child("volumes").Key(k).String(),

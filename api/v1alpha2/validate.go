@@ -2,6 +2,7 @@ package v1alpha2
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"reflect"
 	"slices"
@@ -224,7 +225,7 @@ func validateFlux(f *FluxSpec, p *field.Path, m *MiniCluster) field.ErrorList {
 			errs = append(errs, field.Invalid(bp.Child("clusters").Index(i).Child("size"), c.Size, "must be at least 1"))
 		}
 	}
-	for _, k := range sortedKeys(f.Environment) {
+	for _, k := range slices.Sorted(maps.Keys(f.Environment)) {
 		for _, msg := range validation.IsEnvVarName(k) {
 			errs = append(errs, field.Invalid(p.Child("environment").Key(k), k, msg))
 		}
@@ -262,7 +263,7 @@ func validatePod(ps *PodSpec, p *field.Path) field.ErrorList {
 			errs = append(errs, field.NotSupported(p.Child("tolerations").Index(i).Child("effect"), t.Effect, []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}))
 		}
 	}
-	for _, k := range sortedKeys(ps.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(ps.Labels)) {
 		for _, msg := range validation.IsQualifiedName(k) {
 			errs = append(errs, field.Invalid(p.Child("labels").Key(k), k, msg))
 		}
@@ -302,12 +303,12 @@ func validateContainer(c *MiniClusterContainer, p *field.Path, name string, seen
 			errs = append(errs, field.Invalid(p.Child("ports").Index(i), port, "must be a TCP port from 1 to 65535"))
 		}
 	}
-	for _, k := range sortedKeys(c.Environment) {
+	for _, k := range slices.Sorted(maps.Keys(c.Environment)) {
 		for _, msg := range validation.IsEnvVarName(k) {
 			errs = append(errs, field.Invalid(p.Child("environment").Key(k), k, msg))
 		}
 	}
-	for _, k := range sortedKeys(c.Secrets) {
+	for _, k := range slices.Sorted(maps.Keys(c.Secrets)) {
 		sec := c.Secrets[k]
 		sp := p.Child("secrets").Key(k)
 		for _, msg := range validation.IsEnvVarName(k) {
@@ -323,7 +324,7 @@ func validateContainer(c *MiniClusterContainer, p *field.Path, name string, seen
 	if c.Logs != "" && !path.IsAbs(c.Logs) {
 		errs = append(errs, field.Invalid(p.Child("logs"), c.Logs, "must be an absolute path"))
 	}
-	for _, k := range sortedKeys(c.Volumes) {
+	for _, k := range slices.Sorted(maps.Keys(c.Volumes)) {
 		errs = append(errs, validateVolume(c.Volumes[k], p.Child("volumes").Key(k), k)...)
 		if slices.Contains(reserved, k) {
 			errs = append(errs, field.Invalid(p.Child("volumes").Key(k), k, "this volume name is used by the generated pod itself; choose another key"))
@@ -395,7 +396,7 @@ func validateVolume(v ContainerVolume, p *field.Path, key string) field.ErrorLis
 	if len(v.Items) > 0 && v.ConfigMapName == "" && v.SecretName == "" {
 		errs = append(errs, field.Forbidden(p.Child("items"), "items only apply to configMapName or secretName volumes"))
 	}
-	for _, k := range sortedKeys(v.Items) {
+	for _, k := range slices.Sorted(maps.Keys(v.Items)) {
 		if it := v.Items[k]; it == "" || path.IsAbs(it) || strings.Contains(it, "..") {
 			errs = append(errs, field.Invalid(p.Child("items").Key(k), it, "must be a relative path without '..'"))
 		}
@@ -425,7 +426,7 @@ func validateSharedVolumes(cs []MiniClusterContainer, p *field.Path) field.Error
 	var errs field.ErrorList
 	first := map[string]int{}
 	for i, c := range cs {
-		for _, k := range sortedKeys(c.Volumes) {
+		for _, k := range slices.Sorted(maps.Keys(c.Volumes)) {
 			j, seen := first[k]
 			if !seen {
 				first[k] = i
@@ -440,15 +441,6 @@ func validateSharedVolumes(cs []MiniClusterContainer, p *field.Path) field.Error
 		}
 	}
 	return errs
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func sortErrors(errs field.ErrorList) {

@@ -52,20 +52,32 @@ func TestCorpus(t *testing.T) {
 	fnBin := fnBinary(t)
 	dir, files := corpusFiles(t)
 
-	// rendered holds the files that rendered, for the ResourceList subtest.
-	var rendered []string
-	var failed []string
+	// Render every file once; the subtests assert on the outcomes, so each can run alone (-run).
+	type outcome struct {
+		rel string
+		res result
+	}
+	outcomes := make([]outcome, len(files))
+	var rendered, failed []string
+	for i, f := range files {
+		rel, _ := filepath.Rel(dir, f)
+		outcomes[i] = outcome{rel: rel, res: run(t, nil, "", fnBin, "render", f)}
+		if outcomes[i].res.code == 0 {
+			rendered = append(rendered, f)
+		} else {
+			failed = append(failed, rel)
+		}
+	}
+
 	t.Run("render", func(t *testing.T) {
-		for _, f := range files {
-			rel, _ := filepath.Rel(dir, f)
+		for i, f := range files {
+			rel, res := outcomes[i].rel, outcomes[i].res
 			t.Run(rel, func(t *testing.T) {
-				res := run(t, nil, "", fnBin, "render", f)
 				if res.code == 0 {
 					t.Logf("rendered: %s", rel)
 					if len(res.stderr) > 0 {
 						t.Logf("stderr:\n%s", res.stderr)
 					}
-					rendered = append(rendered, f)
 					if len(bytes.TrimSpace(res.stdout)) == 0 {
 						t.Fatalf("exit 0 with an empty manifest stream")
 					}
@@ -86,7 +98,6 @@ func TestCorpus(t *testing.T) {
 					}
 					return
 				}
-				failed = append(failed, rel)
 				t.Logf("rejected (exit %d): %s\n%s", res.code, rel, res.stderr)
 				if len(res.stdout) != 0 {
 					t.Errorf("exit %d but %d bytes on stdout: nothing must be half-written", res.code, len(res.stdout))
@@ -154,7 +165,7 @@ func TestCorpus(t *testing.T) {
 			t.Fatalf("KRM mode on %d MiniClusters exited %d\nstderr:\n%s", len(items), base.code, base.stderr)
 		}
 		out := parseResourceList(t, base.stdout)
-		m := decodeItems(t, out, false)
+		m := decodeItems(t, out)
 		if got := len(jobsWith(m, componentBroker)); got != len(items) {
 			t.Errorf("%d broker Jobs for %d MiniClusters", got, len(items))
 		}

@@ -11,10 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +41,9 @@ const (
 	componentHeadless = "headless-service"
 	componentKeygen   = "keygen"
 	componentEntry    = "entrypoint"
+
+	// jobCompletionIndexLabel is set on every pod of an Indexed Job by the Job controller.
+	jobCompletionIndexLabel = "batch.kubernetes.io/job-completion-index"
 )
 
 var (
@@ -353,8 +358,20 @@ func checkManifestSet(t testing.TB, m *manifests, mc miniClusterInfo) (*batchv1.
 	}
 	if len(svc.Spec.Selector) == 0 {
 		t.Errorf("Service/%s: empty selector", svc.Name)
-	} else if !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(job.Spec.Template.Labels)) {
-		t.Errorf("Service/%s: selector %v does not match the broker pod labels %v", svc.Name, svc.Spec.Selector, job.Spec.Template.Labels)
+	} else {
+		// The Job controller adds the completion index label to each pod; a Service may select
+		// one rank with it (the minimal service selects rank 0).
+		podLabels := labels.Set{}
+		maps.Copy(podLabels, job.Spec.Template.Labels)
+		if idx, ok := svc.Spec.Selector[jobCompletionIndexLabel]; ok {
+			if n, err := strconv.Atoi(idx); err != nil || n < 0 || n >= mc.Size {
+				t.Errorf("Service/%s: selects %s=%q, not a rank of 0..%d", svc.Name, jobCompletionIndexLabel, idx, mc.Size-1)
+			}
+			podLabels[jobCompletionIndexLabel] = idx
+		}
+		if !labels.SelectorFromSet(svc.Spec.Selector).Matches(podLabels) {
+			t.Errorf("Service/%s: selector %v does not match the broker pod labels %v", svc.Name, svc.Spec.Selector, job.Spec.Template.Labels)
+		}
 	}
 	if got := job.Spec.Template.Spec.Subdomain; got != svc.Name {
 		t.Errorf("Job/%s: pod subdomain = %q, want the headless Service %q", job.Name, got, svc.Name)
