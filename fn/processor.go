@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 	"github.com/minicluster-fn/minicluster-fn/generators"
@@ -57,46 +56,84 @@ type source struct {
 
 // Process implements framework.ResourceListProcessor.
 func (p Processor) Process(rl *framework.ResourceList) error {
+	out, err := p.render(rl)
+	if err != nil {
+		return err
+	}
+	items := out.kept
+	for _, g := range out.generated {
+		for _, obj := range g.objs {
+			node, err := toRNode(obj, g.src)
+			if err != nil {
+				return err
+			}
+			items = append(items, node)
+		}
+	}
+	rl.Items = items
+	return nil
+}
+
+// rendered is the outcome of render: the items to keep and the generated objects.
+type rendered struct {
+	// kept are the input items but an earlier run's output for these MiniClusters (kpt feeds its
+	// output back in), ordered by file.
+	kept []*yaml.RNode
+	// generated holds the objects of each MiniCluster, in name order.
+	generated []generatedSet
+}
+
+type generatedSet struct {
+	src  *source
+	objs []generators.Object
+}
+
+// render checks every MiniCluster of rl and generates their objects. Nothing is generated unless
+// every MiniCluster is valid; results (warnings too) are added to rl.Results.
+func (p Processor) render(rl *framework.ResourceList) (*rendered, error) {
 	sources, results := p.collect(rl)
 	// Output order follows the MiniClusters' names, not the order the files were read in.
 	slices.SortStableFunc(sources, func(a, b *source) int {
 		return cmp.Or(cmp.Compare(a.node.GetNamespace(), b.node.GetNamespace()), cmp.Compare(a.node.GetName(), b.node.GetName()))
 	})
-	var generated []*yaml.RNode
-	for _, src := range sources {
+	type generation struct {
+		objs  []generators.Object
+		warns []generators.Warning
+		err   error
+	}
+	generations := parallelMap(len(sources), func(i int) generation {
+		if sources[i].mc == nil {
+			return generation{}
+		}
+		objs, warns, err := generators.Generate(sources[i].mc, sources[i].opts)
+		return generation{objs, warns, err}
+	})
+	out := &rendered{}
+	for i, src := range sources {
+		g := generations[i]
 		if src.mc == nil {
 			continue
 		}
-		objs, warns, err := generators.Generate(src.mc, src.opts)
-		if err != nil {
-			results = append(results, src.result(framework.Error, "", err.Error(), nil))
+		if g.err != nil {
+			results = append(results, src.result(framework.Error, "", g.err.Error(), nil))
 			continue
 		}
-		for _, w := range warns {
+		for _, w := range g.warns {
 			results = append(results, src.result(framework.Warning, w.Field, w.Message, nil))
 		}
-		for _, obj := range objs {
-			node, err := toRNode(obj, src)
-			if err != nil {
-				return err
-			}
-			generated = append(generated, node)
-		}
+		out.generated = append(out.generated, generatedSet{src, g.objs})
 	}
 	rl.Results = append(rl.Results, results...)
 	if countSeverity(results, framework.Error) > 0 {
-		return &Failed{Results: results}
+		return nil, &Failed{Results: results}
 	}
-	// Replace what an earlier run generated for these MiniClusters (kpt feeds its output back in).
-	var kept []*yaml.RNode
 	for _, item := range rl.Items {
 		if !generatedBy(item, sources) {
-			kept = append(kept, item)
+			out.kept = append(out.kept, item)
 		}
 	}
-	slices.SortStableFunc(kept, byFile)
-	rl.Items = append(kept, generated...)
-	return nil
+	slices.SortStableFunc(out.kept, byFile)
+	return out, nil
 }
 
 // collect finds the MiniClusters among the items and the functionConfig, decodes and checks them.
@@ -259,28 +296,26 @@ func byFile(a, b *yaml.RNode) int {
 	return cmp.Or(cmp.Compare(fa, fb), cmp.Compare(ia, ib))
 }
 
-// toRNode turns a generated object into YAML without the empty status of typed structs, and gives
-// it a predictable file next to its MiniCluster for kpt: <dir>/<minicluster>/<kind>_<name>.yaml.
+// toRNode turns a generated object into a YAML node with its file annotations.
 func toRNode(obj generators.Object, src *source) (*yaml.RNode, error) {
-	b, err := sigsyaml.Marshal(obj)
+	node, err := objectNode(obj)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %T %s: %w", obj, obj.GetName(), err)
 	}
-	node, err := yaml.Parse(string(b))
-	if err != nil {
-		return nil, err
-	}
-	if err := node.PipeE(yaml.Clear("status")); err != nil {
-		return nil, err
-	}
-	kind := strings.ToLower(obj.GetObjectKind().GroupVersionKind().Kind)
-	file := path.Join(path.Dir(src.file), src.mc.Name, kind+"_"+obj.GetName()+".yaml")
+	file := outputFile(obj, src)
 	for _, k := range []string{kioutil.PathAnnotation, kioutil.LegacyPathAnnotation} {
 		if err := node.PipeE(yaml.SetAnnotation(k, file)); err != nil {
 			return nil, err
 		}
 	}
 	return node, nil
+}
+
+// outputFile is a predictable file for a generated object next to its MiniCluster, for kpt:
+// <dir>/<minicluster>/<kind>_<name>.yaml.
+func outputFile(obj generators.Object, src *source) string {
+	kind := strings.ToLower(obj.GetObjectKind().GroupVersionKind().Kind)
+	return path.Join(path.Dir(src.file), src.mc.Name, kind+"_"+obj.GetName()+".yaml")
 }
 
 func countSeverity(rs framework.Results, sev framework.Severity) int {

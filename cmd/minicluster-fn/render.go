@@ -6,8 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/fn"
 )
@@ -30,17 +28,15 @@ stdout and the exit code is 1.`,
 }
 
 func render(files []string, stdin io.Reader, out, errOut io.Writer) error {
-	rl, err := processFiles(files, stdin, errOut)
-	if err != nil {
-		return err
+	nodes, results := readMiniClusterFiles(files, stdin)
+	printResults(errOut, results)
+	if len(results) > 0 {
+		return errors.New("invalid input")
 	}
-	var generated []*yaml.RNode
-	for _, item := range rl.Items {
-		if !fn.IsMiniCluster(item) {
-			generated = append(generated, item)
-		}
-	}
-	return kio.ByteWriter{Writer: out, ClearAnnotations: readerAnnotations}.Write(generated)
+	rl := &framework.ResourceList{Items: nodes}
+	err := fn.Processor{Standalone: true}.WriteManifests(rl, out)
+	printResults(errOut, rl.Results)
+	return err
 }
 
 // processFiles reads and renders MiniCluster files, printing every problem to errOut.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/minicluster-fn/minicluster-fn/fn"
 )
@@ -55,33 +52,14 @@ stdout. That is how kustomize (generators:) and kpt (mutators:) run it.`,
 // runKRM is the KRM function: ResourceList in, ResourceList (with results) out. Problems are also
 // printed to stderr, which kustomize and kpt show to the user.
 func runKRM(in io.Reader, out, errOut io.Writer) error {
-	var buf bytes.Buffer
-	p := fn.Processor{}
-	rw := &kio.ByteReadWriter{Reader: in, Writer: &buf, KeepReaderAnnotations: true}
-	var results framework.Results
-	err := framework.Execute(processorFunc(func(rl *framework.ResourceList) error {
-		perr := p.Process(rl)
-		results = rl.Results
-		return perr
-	}), rw)
+	results, err := fn.Processor{}.Stream(in, out)
 	printResults(errOut, results)
-	if err != nil {
-		var failed *fn.Failed
-		if !errors.As(err, &failed) {
-			fmt.Fprintf(errOut, "error: %v\n", err)
-		}
-		// The ResourceList still goes out: it carries the results kpt shows, and its items are
-		// the input unchanged.
-		_, _ = out.Write(buf.Bytes())
-		return err
+	var failed *fn.Failed
+	if err != nil && !errors.As(err, &failed) {
+		fmt.Fprintf(errOut, "error: %v\n", err)
 	}
-	_, werr := out.Write(buf.Bytes())
-	return werr
+	return err
 }
-
-type processorFunc func(rl *framework.ResourceList) error
-
-func (f processorFunc) Process(rl *framework.ResourceList) error { return f(rl) }
 
 func usageError(cmd *cobra.Command, msg string) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "error: %s\nRun '%s --help' for usage.\n", msg, cmd.CommandPath())
