@@ -181,9 +181,8 @@ func TestCorpus(t *testing.T) {
 				continue
 			}
 			if !bytes.Equal(res.stdout, base.stdout) {
-				t.Errorf("BUG: permutation %d of the items gives a different output: generated objects follow the input "+
-					"order of the MiniClusters (fn/processor.go Process appends them in item order) while pass-through items are "+
-					"sorted by file, so the output depends on the order the orchestrator read the files in\n%s",
+				t.Errorf("permutation %d of the items gives a different output: the output must not depend on the order "+
+					"the orchestrator read the files in (generated objects and pass-through items in a stable order)\n%s",
 					p, firstDiff(base.stdout, res.stdout))
 			}
 		}

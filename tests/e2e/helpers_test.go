@@ -322,7 +322,7 @@ func checkManifestSet(t testing.TB, m *manifests, mc miniClusterInfo) (*batchv1.
 	}
 	for _, o := range m.All {
 		for k := range o.GetAnnotations() {
-			if strings.HasPrefix(k, "config.kubernetes.io/") || strings.HasPrefix(k, "internal.config.kubernetes.io/") {
+			if strings.HasPrefix(k, "config.kubernetes.io/") || strings.HasPrefix(k, "internal.config.kubernetes.io/") || strings.HasPrefix(k, "config.k8s.io/") {
 				t.Errorf("%s: orchestrator annotation %q leaked into the output", o, k)
 			}
 		}

@@ -189,6 +189,13 @@ func TestKRMModes(t *testing.T) {
 	t.Run("kustomize-generator", func(t *testing.T) {
 		fc := helloWorld(t)
 		item := cloneMap(t, fc)
+		// What kustomize v5.8 adds to the item (captured from a real kustomize build).
+		setAnnotations(item,
+			"config.kubernetes.io/index", "0",
+			"internal.config.kubernetes.io/index", "0",
+			"internal.config.kubernetes.io/annotations-migration-resource-id", "0",
+			"internal.config.kubernetes.io/id", "1",
+			"config.k8s.io/id", "1")
 		res := run(t, resourceList(t, []map[string]any{item}, fc), "", fnBin)
 		if res.code != 0 {
 			t.Fatalf("exit %d\nstderr:\n%s", res.code, res.stderr)
@@ -203,6 +210,16 @@ func TestKRMModes(t *testing.T) {
 		for _, r := range pl.results {
 			if r.Severity == "error" {
 				t.Errorf("error result: %+v", r)
+			}
+		}
+		for _, it := range pl.items {
+			if it.GetKind() == "MiniCluster" {
+				continue
+			}
+			for k := range it.GetAnnotations() {
+				if strings.HasSuffix(k, "/id") || strings.HasSuffix(k, "/index") || strings.HasSuffix(k, "-resource-id") {
+					t.Errorf("%s/%s carries %s: a generated object must not take over the MiniCluster's kustomize identity", it.GetKind(), it.GetName(), k)
+				}
 			}
 		}
 		m := decodeItems(t, pl)

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# process-time.sh BINARY — whole-process timings of minicluster-fn on this machine.
+#
+# Prints a table: the function on kustomize's hello-world ResourceList (median, p90 of >= 200 runs),
+# 10 / 100 / 1,000 MiniClusters in one ResourceList, peak RSS of the 1,000 case, and kustomize build
+# with the exec generator vs kustomize build of the already-rendered output. Targets are printed next
+# to the numbers; a missed target never fails the script (machines are noisy).
+#
+# Uses hyperfine when installed (apt-get install -y hyperfine), else a bash loop timed with
+# date +%s%N; GNU time (/usr/bin/time -v, apt-get install -y time) or /proc for peak RSS.
+# Environment: KUSTOMIZE (default <repo>/bin/kustomize), RUNS (default 300), GO (default go).
+set -euo pipefail
+
+if [[ $# -ne 1 || ! -x "$1" ]]; then
+  echo "usage: $0 BINARY   (BINARY: an executable minicluster-fn, e.g. bin/minicluster-fn)" >&2
+  exit 2
+fi
+bin="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+kustomize="${KUSTOMIZE:-${root}/bin/kustomize}"
+runs="${RUNS:-300}"
+(( runs >= 200 )) || { echo "RUNS must be at least 200" >&2; exit 2; }
+go="${GO:-go}"
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "${tmp}"' EXIT
+
+# --- inputs -----------------------------------------------------------------------------------
+(cd "${root}" && GOTOOLCHAIN=local GOFLAGS=-buildvcs=false "${go}" build -o "${tmp}/genrl" ./tests/bench/genrl)
+"${tmp}/genrl" -wrap "${root}/examples/hello-world/minicluster.yaml" > "${tmp}/hello.yaml"
+for n in 10 100 1000; do
+  "${tmp}/genrl" -n "${n}" > "${tmp}/rl-${n}.yaml"
+done
+# Every input must render before it is timed.
+for f in "${tmp}"/hello.yaml "${tmp}"/rl-*.yaml; do
+  if ! "${bin}" < "${f}" > "${tmp}/out.yaml" 2> "${tmp}/err.txt"; then
+    echo "error: ${bin} failed on $(basename "${f}"):" >&2
+    cat "${tmp}/err.txt" >&2
+    exit 1
+  fi
+done
+
+# --- timing helpers: every function prints one sample per line, in milliseconds ---------------
+# percentile P FILE: nearest-rank percentile of the samples in FILE.
+percentile() {
+  sort -n "$2" | awk -v p="$1" '{ v[NR] = $1 } END { i = int((p / 100) * NR + 0.999999); if (i < 1) i = 1; if (i > NR) i = NR; printf "%.2f", v[i] }'
+}
+
+have_hyperfine=false
+command -v hyperfine > /dev/null 2>&1 && have_hyperfine=true
+
+# samples N OUT CMD...: run CMD (a bash command line) N times after 10 warmup runs; samples in ms.
+samples() {
+  local n="$1" out="$2"
+  shift 2
+  if ${have_hyperfine}; then
+    hyperfine --shell=bash --warmup 10 --runs "${n}" --style none \
+      --export-json "${tmp}/hf.json" "$*" > /dev/null 2>&1
+    # The JSON's "times" array holds every run in seconds.
+    tr -d ' \n' < "${tmp}/hf.json" | sed -e 's/.*"times":\[\([^]]*\)\].*/\1/' | tr ',' '\n' |
+      awk '{ printf "%.4f\n", $1 * 1000 }' > "${out}"
+  else
+    local i s e
+    for ((i = 0; i < 10; i++)); do bash -c "$*" > /dev/null 2>&1; done
+    : > "${out}"
+    for ((i = 0; i < n; i++)); do
+      s=$(date +%s%N)
+      bash -c "$*" > /dev/null 2>&1
+      e=$(date +%s%N)
+      echo "$(( (e - s) / 1000 ))" | awk '{ printf "%.4f\n", $1 / 1000 }' >> "${out}"
+    done
+  fi
+}
+
+# peak_rss_mib FILE: peak resident set size of one run of the function on FILE, in MiB.
+peak_rss_mib() {
+  if [[ -x /usr/bin/time ]] && /usr/bin/time -v true > /dev/null 2>&1; then
+    /usr/bin/time -v "${bin}" < "$1" 2> "${tmp}/time.txt" > /dev/null
+    awk -F': ' '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }' "${tmp}/time.txt"
+  else
+    # VmHWM of the process just before it exits: poll /proc while it runs.
+    "${bin}" < "$1" > /dev/null &
+    local pid=$! hwm=0 v
+    while kill -0 "${pid}" 2> /dev/null; do
+      v=$(awk '/VmHWM/ { print $2 }' "/proc/${pid}/status" 2> /dev/null || true)
+      [[ -n "${v}" && "${v}" -gt "${hwm}" ]] && hwm="${v}"
+    done
+    wait "${pid}"
+    awk -v k="${hwm}" 'BEGIN { printf "%.1f (sampled)", k / 1024 }'
+  fi
+}
+
+# verdict VALUE OP LIMIT: "ok" or "MISSED".
+verdict() {
+  awk -v v="$1" -v l="$3" -v op="$2" 'BEGIN { ok = (op == "<") ? (v < l) : (v <= l); print ok ? "ok" : "MISSED" }'
+}
+
+# --- measurements --------------------------------------------------------------------------------
+samples "${runs}" "${tmp}/hello.ms" "'${bin}' < '${tmp}/hello.yaml' > /dev/null"
+hello_med=$(percentile 50 "${tmp}/hello.ms")
+# Process start-up alone (no input read, nothing rendered), to tell start-up from work.
+samples 100 "${tmp}/version.ms" "'${bin}' version > /dev/null"
+version_med=$(percentile 50 "${tmp}/version.ms")
+hello_p90=$(percentile 90 "${tmp}/hello.ms")
+
+declare -A many_med
+for n in 10 100 1000; do
+  r=50
+  (( n == 1000 )) && r=20
+  samples "${r}" "${tmp}/rl-${n}.ms" "'${bin}' < '${tmp}/rl-${n}.yaml' > /dev/null"
+  many_med[${n}]=$(percentile 50 "${tmp}/rl-${n}.ms")
+done
+rss_1000=$(peak_rss_mib "${tmp}/rl-1000.yaml")
+
+kust_line="kustomize not found at ${kustomize}: run make bin/kustomize"
+if [[ -x "${kustomize}" ]]; then
+  # The example, with its exec path pointing at BINARY, and a directory of its rendered output.
+  mkdir -p "${tmp}/gen" "${tmp}/static"
+  cp "${root}/examples/hello-world/kustomization.yaml" "${tmp}/gen/"
+  sed -e "s#^\( *path: \).*minicluster-fn *\$#\1${bin}#" "${root}/examples/hello-world/minicluster.yaml" > "${tmp}/gen/minicluster.yaml"
+  "${kustomize}" build --enable-alpha-plugins --enable-exec "${tmp}/gen" > "${tmp}/static/rendered.yaml"
+  printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - rendered.yaml\n' > "${tmp}/static/kustomization.yaml"
+  "${kustomize}" build "${tmp}/static" > "${tmp}/static.out"
+  if ! cmp -s "${tmp}/static/rendered.yaml" "${tmp}/static.out"; then
+    echo "warning: kustomize build of the rendered output differs from it" >&2
+  fi
+  # The floor: the same generator, but the "function" only prints the ResourceList our binary
+  # returned (no Go process, no rendering): what kustomize's exec path costs by itself.
+  mkdir -p "${tmp}/noop"
+  "${bin}" < "${tmp}/hello.yaml" > "${tmp}/noop/out.yaml"
+  printf '#!/bin/sh\ncat > /dev/null\nexec cat %q\n' "${tmp}/noop/out.yaml" > "${tmp}/noop/fn.sh"
+  chmod +x "${tmp}/noop/fn.sh"
+  cp "${root}/examples/hello-world/kustomization.yaml" "${tmp}/noop/"
+  sed -e "s#^\( *path: \).*minicluster-fn *\$#\1${tmp}/noop/fn.sh#" "${root}/examples/hello-world/minicluster.yaml" > "${tmp}/noop/minicluster.yaml"
+  "${kustomize}" build --enable-alpha-plugins --enable-exec "${tmp}/noop" > "${tmp}/noop.out"
+  if ! cmp -s "${tmp}/static/rendered.yaml" "${tmp}/noop.out"; then
+    echo "warning: kustomize build with the no-op function differs from the real one" >&2
+  fi
+  samples 100 "${tmp}/kgen.ms" "'${kustomize}' build --enable-alpha-plugins --enable-exec '${tmp}/gen' > /dev/null"
+  samples 100 "${tmp}/kstatic.ms" "'${kustomize}' build '${tmp}/static' > /dev/null"
+  samples 100 "${tmp}/knoop.ms" "'${kustomize}' build --enable-alpha-plugins --enable-exec '${tmp}/noop' > /dev/null"
+  kgen=$(percentile 50 "${tmp}/kgen.ms")
+  kstatic=$(percentile 50 "${tmp}/kstatic.ms")
+  knoop=$(percentile 50 "${tmp}/knoop.ms")
+  ratio=$(awk -v a="${kgen}" -v b="${kstatic}" 'BEGIN { printf "%.2f", a / b }')
+  ratio_noop=$(awk -v a="${knoop}" -v b="${kstatic}" 'BEGIN { printf "%.2f", a / b }')
+fi
+
+# --- report --------------------------------------------------------------------------------------
+tool="bash loop (date +%s%N)"
+${have_hyperfine} && tool="$(hyperfine --version)"
+row() { printf '%-56s %14s   %-34s %s\n' "$@"; }
+echo "minicluster-fn process timings: ${bin}"
+echo "machine: $(nproc) CPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2> /dev/null || uname -m); timer: ${tool}"
+echo "version: $("${bin}" version 2> /dev/null | head -1 || echo unknown)"
+echo
+row "measurement" "value" "target" "verdict"
+row "-----------" "-----" "------" "-------"
+row "hello-world ResourceList, median (${runs} runs)" "${hello_med} ms" "< 20 ms issue / < 10 ms stretch" \
+  "$(verdict "${hello_med}" '<' 20) / $(verdict "${hello_med}" '<' 10)"
+row "hello-world ResourceList, p90 (${runs} runs)" "${hello_p90} ms" "< 20 ms issue / < 10 ms stretch" \
+  "$(verdict "${hello_p90}" '<' 20) / $(verdict "${hello_p90}" '<' 10)"
+row "  (start-up only: \`BINARY version\`, median)" "${version_med} ms" "-" "-"
+row "10 MiniClusters in one ResourceList, median" "${many_med[10]} ms" "-" "-"
+row "100 MiniClusters in one ResourceList, median" "${many_med[100]} ms" "-" "-"
+row "1,000 MiniClusters in one ResourceList, median" "${many_med[1000]} ms" "< 1000 ms" "$(verdict "${many_med[1000]}" '<' 1000)"
+row "1,000 MiniClusters, peak RSS" "${rss_1000} MiB" "< 200 MiB" "$(verdict "${rss_1000%% *}" '<' 200)"
+if [[ -n "${ratio:-}" ]]; then
+  row "kustomize build --enable-exec hello-world, median" "${kgen} ms" "-" "-"
+  row "kustomize build of the rendered output, median" "${kstatic} ms" "-" "-"
+  row "ratio exec generator / rendered (medians)" "${ratio}x" "< 1.3" "$(verdict "${ratio}" '<' 1.3)"
+  row "  (floor: same generator, function = cat, median)" "${knoop} ms" "-" "-"
+  row "  (floor ratio: kustomize's exec path alone)" "${ratio_noop}x" "-" "-"
+else
+  echo "${kust_line}"
+fi
