@@ -2,7 +2,6 @@ package fn
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -16,18 +15,10 @@ import (
 // which matters for ResourceLists of a thousand MiniClusters; emit_test.go checks that the text
 // decodes to exactly the object's JSON.
 func emitObject(w *bufio.Writer, obj any, annotations map[string]string, indent int, first string) error {
-	b, err := json.Marshal(obj)
+	v, err := objectMap(obj)
 	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v map[string]any
-	if err := dec.Decode(&v); err != nil {
-		return err
-	}
-	// Generated objects have no status; typed structs would print an empty one.
-	delete(v, "status")
 	if len(annotations) > 0 {
 		meta, _ := v["metadata"].(map[string]any)
 		a, _ := meta["annotations"].(map[string]any)

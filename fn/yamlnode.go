@@ -15,6 +15,16 @@ import (
 // would (mapping keys sorted, empty status dropped), but without printing and re-parsing YAML
 // text: that round trip was most of the function's run time.
 func objectNode(obj any) (*yaml.RNode, error) {
+	v, err := objectMap(obj)
+	if err != nil {
+		return nil, err
+	}
+	return yaml.NewRNode(valueNode(v)), nil
+}
+
+// objectMap is obj's JSON form as a map (numbers kept exact), without status: generated objects
+// have none, and typed structs would print an empty one.
+func objectMap(obj any) (map[string]any, error) {
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
@@ -25,9 +35,8 @@ func objectNode(obj any) (*yaml.RNode, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	// Generated objects have no status; typed structs would print an empty one.
 	delete(v, "status")
-	return yaml.NewRNode(valueNode(v)), nil
+	return v, nil
 }
 
 func valueNode(v any) *yaml.Node {

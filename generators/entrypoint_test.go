@@ -38,16 +38,9 @@ func testMiniCluster(size int32, containers ...v1alpha2.MiniClusterContainer) *v
 	return mc
 }
 
-// testNames are the render-time names, built directly.
+// testNames are the render-time names with a fixed hash.
 func testNames(mc *v1alpha2.MiniCluster) names {
-	job := mc.Name + "-" + testJobHash
-	return names{
-		MiniCluster:         mc.Name,
-		Job:                 job,
-		Service:             mc.Spec.Network.HeadlessName,
-		EntrypointConfigMap: job + "-entrypoint",
-		CurveConfigMap:      mc.Name + "-curve",
-	}
+	return newNames(mc, v1alpha2.Options{JobNaming: v1alpha2.JobNamingHash}, testJobHash, testJobHash, testJobHash)
 }
 
 type entrypointCase struct {

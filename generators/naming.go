@@ -70,7 +70,6 @@ func StartScriptKey(i int) string { return fmt.Sprintf("start-%d.sh", i) }
 
 // names are the object names of one MiniCluster's manifest set.
 type names struct {
-	MiniCluster string
 	// Job is the broker Job; pod hostnames are <Job>-<index>.
 	Job                 string
 	Service             string
@@ -90,7 +89,6 @@ func newNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, jobHash, keygenHa
 		job = mc.Name + "-" + jobHash
 	}
 	return names{
-		MiniCluster:         mc.Name,
 		Job:                 job,
 		Service:             mc.Spec.Network.HeadlessName,
 		EntrypointConfigMap: job + "-entrypoint",

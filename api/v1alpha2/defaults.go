@@ -85,13 +85,3 @@ func (m *MiniCluster) Default() {
 		s.Pod.RestartPolicy = DefaultRestartPolicy
 	}
 }
-
-// BrokerContainerIndex is the index of the runFlux container, or -1.
-func (m *MiniCluster) BrokerContainerIndex() int {
-	for i, c := range m.Spec.Containers {
-		if c.RunFlux {
-			return i
-		}
-	}
-	return -1
-}

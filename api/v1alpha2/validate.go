@@ -104,7 +104,7 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 		// (A headless name defaulted from an invalid metadata.name is reported once, above.)
 		errs = append(errs, validateNetwork(&s.Network, spec.Child("network"))...)
 	}
-	errs = append(errs, validateFlux(&s.Flux, spec.Child("flux"), m)...)
+	errs = append(errs, validateFlux(&s.Flux, spec.Child("flux"))...)
 	errs = append(errs, validatePod(&s.Pod, spec.Child("pod"))...)
 	if s.Archive.Path != "" && !path.IsAbs(s.Archive.Path) {
 		errs = append(errs, field.Invalid(spec.Child("archive", "path"), s.Archive.Path, "must be an absolute path"))
@@ -180,7 +180,7 @@ func validateNetwork(n *Network, p *field.Path) field.ErrorList {
 	return errs
 }
 
-func validateFlux(f *FluxSpec, p *field.Path, m *MiniCluster) field.ErrorList {
+func validateFlux(f *FluxSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if f.LogLevel != nil && (*f.LogLevel < 0 || *f.LogLevel > 7) {
 		errs = append(errs, field.Invalid(p.Child("logLevel"), *f.LogLevel, "must be a syslog level from 0 to 7"))
@@ -230,7 +230,6 @@ func validateFlux(f *FluxSpec, p *field.Path, m *MiniCluster) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("environment").Key(k), k, msg))
 		}
 	}
-	_ = m
 	return errs
 }
 

@@ -31,13 +31,7 @@ func readMiniClusterFiles(files []string, stdin io.Reader) ([]*yaml.RNode, frame
 		results = append(results, &framework.Result{Severity: framework.Error, Message: msg, File: &framework.File{Path: file, Index: index}})
 	}
 	for _, file := range files {
-		var data []byte
-		var err error
-		if file == "-" {
-			data, err = io.ReadAll(stdin)
-		} else {
-			data, err = os.ReadFile(file)
-		}
+		data, err := readInput(file, stdin)
 		if err != nil {
 			problem(file, 0, err.Error())
 			continue
@@ -67,4 +61,12 @@ func readMiniClusterFiles(files []string, stdin io.Reader) ([]*yaml.RNode, frame
 		}
 	}
 	return nodes, results
+}
+
+// readInput reads a file named on the command line, "-" being stdin.
+func readInput(file string, stdin io.Reader) ([]byte, error) {
+	if file == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(file)
 }

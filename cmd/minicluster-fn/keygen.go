@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -226,13 +225,7 @@ func stripNullCreationTimestamp(doc []byte) []byte {
 // checkCert validates one certificate file and prints "ok" or every problem. Problems never hold
 // the secret key: curve.Parse keeps it out of its messages.
 func checkCert(file string, stdin io.Reader, out, errOut io.Writer) error {
-	var data []byte
-	var err error
-	if file == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(file)
-	}
+	data, err := readInput(file, stdin)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
