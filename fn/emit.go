@@ -2,9 +2,6 @@ package fn
 
 import (
 	"bufio"
-	"encoding/json"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,23 +12,13 @@ import (
 // which matters for ResourceLists of a thousand MiniClusters; emit_test.go checks that the text
 // decodes to exactly the object's JSON.
 func emitObject(w *bufio.Writer, obj any, annotations map[string]string, indent int, first string) error {
-	v, err := objectMap(obj)
+	v, err := objectJSON(obj)
 	if err != nil {
 		return err
 	}
-	if len(annotations) > 0 {
-		meta, _ := v["metadata"].(map[string]any)
-		a, _ := meta["annotations"].(map[string]any)
-		if a == nil {
-			a = map[string]any{}
-			meta["annotations"] = a
-		}
-		for k, val := range annotations {
-			a[k] = val
-		}
-	}
+	v.setAnnotations(annotations)
 	e := emitter{w: w}
-	e.mapping(v, indent, first)
+	e.mapping(v.members, indent, first)
 	return nil
 }
 
@@ -43,79 +30,72 @@ func (e emitter) pad(n int) {
 	}
 }
 
-// mapping writes the entries of m at indent; the first line starts with first (already indented
-// by the caller when it is a list item marker).
-func (e emitter) mapping(m map[string]any, indent int, first string) {
-	for i, k := range slices.Sorted(maps.Keys(m)) {
+// mapping writes the members (sorted) at indent; the first line starts with first (already
+// indented by the caller when it is a list item marker).
+func (e emitter) mapping(members []jsonMember, indent int, first string) {
+	for i, m := range members {
 		if i == 0 && first != "" {
 			e.pad(indent - len(first))
 			e.w.WriteString(first)
 		} else {
 			e.pad(indent)
 		}
-		e.w.WriteString(scalarString(k))
+		e.w.WriteString(scalarString(m.key))
 		e.w.WriteByte(':')
-		e.value(m[k], indent)
+		e.value(m.value, indent)
 	}
 }
 
 // value writes what follows "key:" (or "-") for v, whose parent is at indent.
-func (e emitter) value(v any, indent int) {
-	switch t := v.(type) {
-	case map[string]any:
-		if len(t) == 0 {
+func (e emitter) value(v jsonValue, indent int) {
+	switch v.kind {
+	case jsonObject:
+		if len(v.members) == 0 {
 			e.w.WriteString(" {}\n")
 			return
 		}
 		e.w.WriteByte('\n')
-		e.mapping(t, indent+2, "")
-	case []any:
-		if len(t) == 0 {
+		e.mapping(v.members, indent+2, "")
+	case jsonArray:
+		if len(v.items) == 0 {
 			e.w.WriteString(" []\n")
 			return
 		}
 		e.w.WriteByte('\n')
-		e.sequence(t, indent)
-	case string:
-		if literalOK(t) {
-			e.literal(t, indent+2)
+		e.sequence(v.items, indent)
+	case jsonString:
+		if literalOK(v.text) {
+			e.literal(v.text, indent+2)
 			return
 		}
 		e.w.WriteByte(' ')
-		e.w.WriteString(scalarString(t))
+		e.w.WriteString(scalarString(v.text))
 		e.w.WriteByte('\n')
-	case json.Number:
+	case jsonLiteral:
+		// Numbers, true, false and null read the same in YAML.
 		e.w.WriteByte(' ')
-		e.w.WriteString(t.String())
+		e.w.WriteString(v.text)
 		e.w.WriteByte('\n')
-	case bool:
-		e.w.WriteByte(' ')
-		e.w.WriteString(strconv.FormatBool(t))
-		e.w.WriteByte('\n')
-	case nil:
-		e.w.WriteString(" null\n")
 	}
 }
 
 // sequence writes list items at the parent's indent ("compact" style: `key:\n- item`).
-func (e emitter) sequence(items []any, indent int) {
+func (e emitter) sequence(items []jsonValue, indent int) {
 	for _, item := range items {
-		switch t := item.(type) {
-		case map[string]any:
-			if len(t) == 0 {
-				e.pad(indent)
-				e.w.WriteString("- {}\n")
-				continue
-			}
-			e.mapping(t, indent+2, "- ")
-		case []any:
+		switch {
+		case item.kind == jsonObject && len(item.members) > 0:
+			e.mapping(item.members, indent+2, "- ")
+		case item.kind == jsonObject:
+			e.pad(indent)
+			e.w.WriteString("- {}\n")
+		case item.kind == jsonArray:
 			e.pad(indent)
 			e.w.WriteString("-")
-			e.value(t, indent+2)
+			e.value(item, indent+2)
 		default:
 			e.pad(indent)
 			e.w.WriteString("-")
-			e.value(t, indent)
+			e.value(item, indent)
 		}
 	}
 }

@@ -34,7 +34,7 @@ func roundTrip(t *testing.T, v any) any {
 	return got
 }
 
-func jsonValue(t *testing.T, v any) any {
+func wantJSON(t *testing.T, v any) any {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -55,10 +55,10 @@ func TestEmitTrickyStrings(t *testing.T) {
 		`"x"`, "?x", "=x", "<<", "64Mi", "10m", "ubuntu:noble", "http://x/y", "multi\nline", "multi\nline\n",
 		"multi\nline\n\n", "\nleading newline", " leading space", "trailing space ", "in\tside", "tab\nin\tblock",
 		"üñï", "cr\r\nlf", "nul\x00", "bell\a", "ls\u2028sep", "---", "...", "- - -", "a\n---\nb", "a\n  indented\n",
-		"a\n\n\nb", "line with trailing spaces   \nnext", "#!/bin/bash\necho \"$x\" 'y' \\\n", "%YAML\nx"}
+		"a\n\n\nb", "emoji 😀 \U0001F600", "<&>", "back\\slash", "line with trailing spaces   \nnext", "#!/bin/bash\necho \"$x\" 'y' \\\n", "%YAML\nx"}
 	for _, s := range tricky {
 		obj := map[string]any{"k": s, "list": []any{s, map[string]any{s + "key": s}}}
-		if got := roundTrip(t, obj); !reflect.DeepEqual(got, jsonValue(t, obj)) {
+		if got := roundTrip(t, obj); !reflect.DeepEqual(got, wantJSON(t, obj)) {
 			t.Errorf("%q does not survive: got %#v", s, got)
 		}
 	}
@@ -67,7 +67,7 @@ func TestEmitTrickyStrings(t *testing.T) {
 func TestEmitNumbersBoolsEmpty(t *testing.T) {
 	obj := map[string]any{"i": 8050, "neg": -1, "f": 1.5, "b": true, "n": nil, "m": map[string]any{}, "l": []any{},
 		"nested": []any{[]any{"a", 1}, map[string]any{}, []any{}}}
-	if got := roundTrip(t, obj); !reflect.DeepEqual(got, jsonValue(t, obj)) {
+	if got := roundTrip(t, obj); !reflect.DeepEqual(got, wantJSON(t, obj)) {
 		t.Errorf("got %#v", got)
 	}
 }
@@ -99,7 +99,7 @@ func TestEmitGeneratedObjects(t *testing.T) {
 		}
 		for _, obj := range objs {
 			n++
-			if got := roundTrip(t, obj); !reflect.DeepEqual(got, jsonValue(t, obj)) {
+			if got := roundTrip(t, obj); !reflect.DeepEqual(got, wantJSON(t, obj)) {
 				t.Errorf("%s: %T %s does not survive the emitter", f, obj, obj.GetName())
 			}
 		}
