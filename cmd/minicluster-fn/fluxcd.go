@@ -1,0 +1,202 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/minicluster-fn/minicluster-fn/fluxcd"
+)
+
+// brokerHealthCheckModes are the values of --broker-health-check.
+const (
+	brokerHealthAuto = "auto"
+	brokerHealthNone = "none"
+)
+
+func newFluxcdCmd() *cobra.Command {
+	o := fluxcd.Options{}
+	var brokerHealth string
+	cmd := &cobra.Command{
+		Use:   "fluxcd DIR --url URL --target-namespace NAMESPACE",
+		Short: "Print the Flux CD source and Kustomization that apply a directory of rendered MiniClusters",
+		Long: `fluxcd reads DIR, a directory of rendered MiniClusters (minicluster-fn render output, see
+examples/fluxcd/render.sh), and prints the Flux CD objects that apply it: a GitRepository or an
+OCIRepository, and a kustomize.toolkit.fluxcd.io/v1 Kustomization. Flux CD's kustomize-controller
+runs no KRM functions, so the MiniClusters must reach it rendered.
+
+The Kustomization prunes, and health-checks what the brokers need to start: the keygen Job
+(Complete), the certificate ConfigMap or Secret, the headless Service and the services Pod.
+kustomize-controller calls a Job healthy only once it has completed, so the broker Job is
+checked only for MiniClusters that run a command and end; the Job of an interactive or
+persistent MiniCluster never completes and is not checked (a note on stderr says so).`,
+		Example: `  # Git: the rendered directory is committed at ./deploy of the repository
+  minicluster-fn fluxcd deploy --url https://github.com/org/hpc --branch main \
+      --target-namespace hpc > clusters/prod/miniclusters.yaml
+
+  # OCI: CI pushed the directory with flux push artifact
+  minicluster-fn fluxcd deploy --source-kind OCIRepository \
+      --url oci://ghcr.io/org/hpc-manifests --tag latest --target-namespace hpc`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if problems := completeFluxcdOptions(cmd, args[0], brokerHealth, &o); len(problems) > 0 {
+				// One "error: " line per problem, then the usage hint.
+				return usageError(cmd, strings.Join(problems, "\nerror: "))
+			}
+			return runFluxcd(args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.SourceKind, "source-kind", fluxcd.GitRepositoryKind, "kind of the source: GitRepository or OCIRepository")
+	f.StringVar(&o.URL, "url", "", "URL of the Git repository (https://, http://, ssh://) or the OCI artifact (oci://)")
+	f.StringVar(&o.Branch, "branch", "", `Git branch to follow (GitRepository; default "main" unless --tag is given)`)
+	f.StringVar(&o.Tag, "tag", "", `Git tag, or OCI artifact tag (OCIRepository; default "latest")`)
+	f.StringVar(&o.Path, "path", "", "path of DIR inside the source (default: DIR as given for GitRepository, ./ for OCIRepository)")
+	f.StringVar(&o.Name, "name", "miniclusters", "name of the source and the Kustomization")
+	f.StringVar(&o.Namespace, "namespace", "flux-system", "namespace of the source and the Kustomization")
+	f.StringVar(&o.TargetNamespace, "target-namespace", "", "namespace the MiniClusters run in (required; it must exist)")
+	f.StringVar(&o.SecretRef, "secret-ref", "", "Secret with the credentials of the source, in --namespace")
+	f.DurationVar(&o.SourceInterval, "source-interval", 5*time.Minute, "how often the source is checked for new revisions")
+	f.DurationVar(&o.Interval, "interval", 10*time.Minute, "how often the Kustomization is applied again (drift correction)")
+	f.DurationVar(&o.RetryInterval, "retry-interval", 2*time.Minute, "how soon a failed reconciliation is retried")
+	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "limit for build, apply and health checks; set it above the run time of the MiniClusters whose broker Job is checked")
+	f.StringVar(&brokerHealth, "broker-health-check", brokerHealthAuto, "auto: health-check the broker Jobs of MiniClusters that run a command and end; none: never")
+	return cmd
+}
+
+// completeFluxcdOptions checks the flags and fills in the defaults that depend on others. Each
+// message names its flag.
+func completeFluxcdOptions(cmd *cobra.Command, dir, brokerHealth string, o *fluxcd.Options) []string {
+	var problems []string
+	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+	git := o.SourceKind == fluxcd.GitRepositoryKind
+	switch o.SourceKind {
+	case fluxcd.GitRepositoryKind:
+		if o.URL != "" && !hasAnyPrefix(o.URL, "https://", "http://", "ssh://") {
+			bad("--url %q: a GitRepository URL starts with https://, http:// or ssh://", o.URL)
+		}
+		if o.Branch != "" && o.Tag != "" {
+			bad("--branch and --tag: give one of them")
+		}
+		if o.Branch == "" && o.Tag == "" {
+			o.Branch = "main"
+		}
+	case fluxcd.OCIRepositoryKind:
+		if o.URL != "" && !strings.HasPrefix(o.URL, "oci://") {
+			bad("--url %q: an OCIRepository URL starts with oci://", o.URL)
+		}
+		if o.Branch != "" {
+			bad("--branch: an OCIRepository has no branches; use --tag")
+		}
+		if o.Tag == "" {
+			o.Tag = "latest"
+		}
+	default:
+		bad("--source-kind %q: must be %s or %s", o.SourceKind, fluxcd.GitRepositoryKind, fluxcd.OCIRepositoryKind)
+	}
+	if o.URL == "" {
+		bad("--url is required: the URL of the Git repository or OCI artifact that holds %s", dir)
+	}
+	if o.TargetNamespace == "" {
+		bad("--target-namespace is required: the rendered objects have no namespace, and kustomize-controller rejects namespaced objects without one")
+	}
+	for _, n := range []struct {
+		flag, value string
+		check       func(string) []string
+	}{
+		{"--name", o.Name, validation.IsDNS1123Subdomain},
+		{"--namespace", o.Namespace, validation.IsDNS1123Label},
+		{"--target-namespace", o.TargetNamespace, validation.IsDNS1123Label},
+		{"--secret-ref", o.SecretRef, validation.IsDNS1123Subdomain},
+	} {
+		if n.value == "" && n.flag != "--name" && n.flag != "--namespace" {
+			continue // optional, or reported as missing above
+		}
+		for _, msg := range n.check(n.value) {
+			bad("%s %q: %s", n.flag, n.value, msg)
+		}
+	}
+	for _, d := range []struct {
+		flag  string
+		value time.Duration
+	}{{"--source-interval", o.SourceInterval}, {"--interval", o.Interval}, {"--retry-interval", o.RetryInterval}, {"--timeout", o.Timeout}} {
+		if d.value < time.Second {
+			bad("%s %s: must be at least 1s", d.flag, d.value)
+		}
+	}
+	switch brokerHealth {
+	case brokerHealthAuto:
+		o.BrokerHealthChecks = true
+	case brokerHealthNone:
+	default:
+		bad("--broker-health-check %q: must be %s or %s", brokerHealth, brokerHealthAuto, brokerHealthNone)
+	}
+	if err := completePath(cmd, dir, git, o); err != nil {
+		bad("%s", err)
+	}
+	return problems
+}
+
+// completePath checks --path, or derives it: for Git, DIR relative to the current directory (CI
+// runs from the repository root); an OCI artifact pushed from DIR has its files at the root.
+func completePath(cmd *cobra.Command, dir string, git bool, o *fluxcd.Options) error {
+	if cmd.Flags().Changed("path") {
+		clean := path.Clean(filepath.ToSlash(o.Path))
+		if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+			return fmt.Errorf("--path %q: must be a path inside the source, like ./deploy", o.Path)
+		}
+		return nil
+	}
+	if !git {
+		o.Path = "./"
+		return nil
+	}
+	clean := path.Clean(filepath.ToSlash(dir))
+	if filepath.IsAbs(dir) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return fmt.Errorf("--path is required: DIR %q is not inside the current directory, so its path in the Git repository is unknown", dir)
+	}
+	o.Path = "./"
+	if clean != "." {
+		o.Path += clean
+	}
+	return nil
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func runFluxcd(dir string, o fluxcd.Options, out, errOut io.Writer) error {
+	clusters, err := fluxcd.ReadRendered(dir)
+	if err != nil {
+		printErrors(errOut, err)
+		return err
+	}
+	source, ks, notes := fluxcd.Objects(clusters, o)
+	for _, n := range notes {
+		fmt.Fprintln(errOut, "info: "+n)
+	}
+	return fluxcd.WriteYAML(out, source, ks)
+}
+
+// printErrors prints each error of a joined error on its own line.
+func printErrors(w io.Writer, err error) {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			fmt.Fprintln(w, "error: "+e.Error())
+		}
+		return
+	}
+	fmt.Fprintln(w, "error: "+err.Error())
+}
