@@ -16,6 +16,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+	"github.com/minicluster-fn/minicluster-fn/internal/outputcheck"
 )
 
 // update rewrites the golden files of this package's tests (go test ./generators -update).
@@ -281,55 +282,7 @@ func TestEntrypointGolden(t *testing.T) {
 
 func isScript(key string) bool { return strings.HasSuffix(key, ".sh") }
 
-func writeScripts(t *testing.T, data map[string]string) []string {
-	t.Helper()
-	dir := t.TempDir()
-	var paths []string
-	for _, k := range sortedDataKeys(data) {
-		if !isScript(k) {
-			continue
-		}
-		p := filepath.Join(dir, k)
-		if err := os.WriteFile(p, []byte(data[k]), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
-	}
-	return paths
-}
-
-func TestEntrypointBashSyntax(t *testing.T) {
-	for _, c := range entrypointCases() {
-		t.Run(c.name, func(t *testing.T) {
-			data, _, _ := renderCase(t, c)
-			for _, p := range writeScripts(t, data) {
-				script, _ := os.ReadFile(p)
-				if !strings.HasPrefix(string(script), "#!/bin/bash\n") {
-					t.Errorf("%s does not start with #!/bin/bash", filepath.Base(p))
-				}
-				if out, err := exec.Command("/bin/bash", "-n", p).CombinedOutput(); err != nil {
-					t.Errorf("bash -n %s: %v\n%s", filepath.Base(p), err, out)
-				}
-			}
-		})
-	}
-}
-
-func TestEntrypointShellcheck(t *testing.T) {
-	shellcheck, err := exec.LookPath("shellcheck")
-	if err != nil {
-		t.Skip("shellcheck is not installed (apt-get install -y shellcheck); skipping the shellcheck test")
-	}
-	for _, c := range entrypointCases() {
-		t.Run(c.name, func(t *testing.T) {
-			data, _, _ := renderCase(t, c)
-			args := append([]string{"--shell=bash", "--severity=style", "--format=gcc"}, writeScripts(t, data)...)
-			if out, err := exec.Command(shellcheck, args...).CombinedOutput(); err != nil {
-				t.Errorf("shellcheck: %v\n%s", err, out)
-			}
-		})
-	}
-}
+// bash -n and shellcheck of every script: TestOutputChecks (outputcheck_test.go).
 
 func TestEntrypointDeterministic(t *testing.T) {
 	for _, c := range entrypointCases() {
@@ -474,56 +427,6 @@ func TestEntrypointBrokerConfigTOML(t *testing.T) {
 	}
 }
 
-// expandHostlist expands a Flux hostlist such as "a-[0-3],b-7,c-[1,4-5]" (a tiny subset of RFC 29).
-func expandHostlist(t *testing.T, s string) []string {
-	t.Helper()
-	var out []string
-	depth, start := 0, 0
-	var items []string
-	for i, r := range s {
-		switch r {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case ',':
-			if depth == 0 {
-				items = append(items, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	items = append(items, s[start:])
-	for _, item := range items {
-		open := strings.IndexByte(item, '[')
-		if open < 0 {
-			out = append(out, item)
-			continue
-		}
-		if !strings.HasSuffix(item, "]") {
-			t.Fatalf("bad hostlist item %q", item)
-		}
-		prefix := item[:open]
-		for _, r := range strings.Split(item[open+1:len(item)-1], ",") {
-			lo, hi, isRange := strings.Cut(r, "-")
-			a, err := strconv.Atoi(lo)
-			if err != nil {
-				t.Fatalf("bad range %q in %q", r, item)
-			}
-			b := a
-			if isRange {
-				if b, err = strconv.Atoi(hi); err != nil || b < a {
-					t.Fatalf("bad range %q in %q", r, item)
-				}
-			}
-			for i := a; i <= b; i++ {
-				out = append(out, fmt.Sprintf("%s%d", prefix, i))
-			}
-		}
-	}
-	return out
-}
-
 // initHostlist is the hostlist flux-init.sh writes (its hosts=... line, unquoted).
 func initHostlist(t *testing.T, init string) string {
 	t.Helper()
@@ -557,7 +460,7 @@ func TestEntrypointHostlist(t *testing.T) {
 			if len(hosts) != 1 {
 				t.Fatalf("hosts = %v, want one entry", hosts)
 			}
-			if got := expandHostlist(t, hosts[0].Host); !slices.Equal(got, pods) {
+			if got, err := outputcheck.ExpandHostlist(hosts[0].Host); err != nil || !slices.Equal(got, pods) {
 				t.Errorf("broker.toml hosts expand to %v, want the pod hostnames %v", got, pods)
 			}
 			list := substitute(initHostlist(t, data[InitScriptKey]), n.Job, "x")

@@ -14,14 +14,6 @@ import (
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
 
-// readerAnnotations are what kio adds to items it reads; they never reach printed manifests.
-var readerAnnotations = []string{
-	kioutil.PathAnnotation, kioutil.LegacyPathAnnotation,
-	kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation,
-	kioutil.IdAnnotation, kioutil.LegacyIdAnnotation,
-	kioutil.SeqIndentAnnotation,
-}
-
 // readMiniClusterFiles reads every document of the named files ("-" is stdin). Each document must
 // be a MiniCluster; problems come back as results naming the file.
 func readMiniClusterFiles(files []string, stdin io.Reader) ([]*yaml.RNode, framework.Results) {

@@ -1,0 +1,259 @@
+// Package outputcheck checks the manifest set generated for one MiniCluster the way the cluster
+// and the pods will use it: every script with `bash -n` (and, separately, shellcheck), the broker
+// config with a real TOML parser after the substitution flux-init.sh makes, the host list against
+// the hostnames of the Job's pods, the RBAC rules, service account tokens and the certificate's
+// file modes. It is test support: the tests of generators, fn and cmd share this one
+// implementation; the binary never imports it.
+//
+// It finds what it checks by structure (the Indexed Job, the ConfigMap its init container runs
+// flux-init.sh from, the volume holding curve.cert), not by the generators' naming rules, so it
+// does not simply repeat them.
+package outputcheck
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+)
+
+// The file names and placeholders of the scripts' runtime contract (generators/entrypoint.go).
+const (
+	initScriptKey   = "flux-init.sh"
+	brokerConfigKey = "broker.toml"
+	curveCertKey    = "curve.cert"
+	// flux-init.sh replaces these in broker.toml at pod start.
+	placeholderJobName   = "@JOB_NAME@"
+	placeholderDNSSuffix = "@DNS_SUFFIX@"
+	// testDNSSuffix stands for what flux-init.sh reads from /etc/hosts.
+	testDNSSuffix = "svc-x.team-a.svc.cluster.example"
+)
+
+// Options select the checks that start processes.
+type Options struct {
+	// Bash runs `bash -n` on every script and evaluates the hosts= line of flux-init.sh.
+	Bash bool
+	// TrustUserConfig skips what the user wrote rather than the generator: the content of a
+	// flux.brokerConfig, and whether the Job's pods are in a flux.bursting host list (leadBroker,
+	// hostlist): arbitrary text there is the user's to get right. The fuzz target sets it so that
+	// it looks for bugs of ours.
+	TrustUserConfig bool
+}
+
+// Manifests are the objects generated for one MiniCluster.
+type Manifests struct {
+	// MC is the MiniCluster as rendered: decoded, defaulted and valid.
+	MC      *v1alpha2.MiniCluster
+	Objects []runtime.Object
+}
+
+// Check runs every check but shellcheck (see Shellcheck) and returns the problems found.
+func Check(m Manifests, o Options) []error {
+	c := &checker{m: m}
+	c.findBroker()
+	if c.job == nil {
+		return c.errs
+	}
+	if o.Bash {
+		c.bashSyntax()
+	}
+	c.brokerConfig(o)
+	c.access()
+	c.curveHygiene()
+	return c.errs
+}
+
+type checker struct {
+	m    Manifests
+	errs []error
+	job  *batchv1.Job
+	// entrypoint is the ConfigMap the broker pods run their scripts from.
+	entrypoint *corev1.ConfigMap
+}
+
+func (c *checker) errorf(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf(format, args...))
+}
+
+// findBroker finds the Indexed Job of brokers and the ConfigMap of its scripts.
+func (c *checker) findBroker() {
+	for _, o := range c.m.Objects {
+		if j, ok := o.(*batchv1.Job); ok && j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion {
+			if c.job != nil {
+				c.errorf("two Indexed Jobs: %s and %s", c.job.Name, j.Name)
+				return
+			}
+			c.job = j
+		}
+	}
+	if c.job == nil {
+		c.errorf("no Indexed Job of brokers in the output")
+		return
+	}
+	pod := &c.job.Spec.Template.Spec
+	if len(pod.InitContainers) != 1 {
+		c.errorf("Job/%s: want one init container (flux-init.sh), got %d", c.job.Name, len(pod.InitContainers))
+		return
+	}
+	init := pod.InitContainers[0]
+	if len(init.Command) != 2 || init.Command[0] != "/bin/bash" || path.Base(init.Command[1]) != initScriptKey {
+		c.errorf("Job/%s: the init container runs %q, want /bin/bash <dir>/%s", c.job.Name, init.Command, initScriptKey)
+		return
+	}
+	cmName := configMapMountedAt(pod, init, path.Dir(init.Command[1]))
+	c.entrypoint = findObject[*corev1.ConfigMap](c.m.Objects, cmName)
+	if c.entrypoint == nil {
+		c.errorf("Job/%s: the init container's scripts come from ConfigMap %q, which is not in the output", c.job.Name, cmName)
+		c.job = nil
+	}
+}
+
+// configMapMountedAt is the name of the ConfigMap volume container ctr mounts at dir.
+func configMapMountedAt(pod *corev1.PodSpec, ctr corev1.Container, dir string) string {
+	for _, m := range ctr.VolumeMounts {
+		if m.MountPath != dir {
+			continue
+		}
+		for _, v := range pod.Volumes {
+			if v.Name == m.Name && v.ConfigMap != nil {
+				return v.ConfigMap.Name
+			}
+		}
+	}
+	return ""
+}
+
+func findObject[T interface {
+	runtime.Object
+	GetName() string
+}](objs []runtime.Object, name string) T {
+	var zero T
+	for _, o := range objs {
+		if t, ok := o.(T); ok && t.GetName() == name {
+			return t
+		}
+	}
+	return zero
+}
+
+func objectsOf[T runtime.Object](objs []runtime.Object) []T {
+	var out []T
+	for _, o := range objs {
+		if t, ok := o.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Scripts are the shell scripts of the output: every .sh key of every ConfigMap, by
+// "ConfigMap/<name>/<key>".
+func Scripts(objs []runtime.Object) map[string]string {
+	scripts := map[string]string{}
+	for _, cm := range objectsOf[*corev1.ConfigMap](objs) {
+		for k, v := range cm.Data {
+			if strings.HasSuffix(k, ".sh") {
+				scripts["ConfigMap/"+cm.Name+"/"+k] = v
+			}
+		}
+	}
+	return scripts
+}
+
+func (c *checker) bashSyntax() {
+	scripts := Scripts(c.m.Objects)
+	if len(scripts) == 0 {
+		c.errorf("no scripts in the output")
+	}
+	for _, name := range slices.Sorted(maps.Keys(scripts)) {
+		text := scripts[name]
+		if !strings.HasPrefix(text, "#!/bin/bash\n") {
+			c.errorf("%s does not start with #!/bin/bash", name)
+		}
+		cmd := exec.Command("/bin/bash", "-n")
+		cmd.Stdin = strings.NewReader(text)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			c.errorf("bash -n %s: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// ShellcheckPath is where CI's Debian package installs shellcheck.
+const ShellcheckPath = "/usr/bin/shellcheck"
+
+// shellcheckExclusions are the deliberate exceptions, each with its reason. Keep the list short:
+// a finding in generated code is fixed in the template, or excluded there with a
+// `# shellcheck disable=` comment saying why.
+var shellcheckExclusions = []string{
+	// SC1091: flux-view.sh and other files sourced at run time do not exist when checking.
+	"SC1091",
+	// SC2164: `cd dir` without `|| exit` in users' commands.* hooks, which are inserted verbatim
+	// (the operator's own examples do it); the generated code itself never runs cd.
+	"SC2164",
+}
+
+// Shellcheck runs shellcheck (style level, every optional check but the exclusions above) once
+// over all the scripts (name -> text, e.g. from Scripts) and returns one error per finding.
+// Identical texts are checked once.
+func Shellcheck(scripts map[string]string) ([]error, error) {
+	if _, err := os.Stat(ShellcheckPath); err != nil {
+		return nil, fmt.Errorf("shellcheck is not installed at %s (apt-get install -y shellcheck): %w", ShellcheckPath, err)
+	}
+	dir, err := os.MkdirTemp("", "outputcheck-shellcheck-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	byText := map[string][]string{} // text -> script names
+	for name, text := range scripts {
+		byText[text] = append(byText[text], name)
+	}
+	files := map[string][]string{} // file -> script names
+	var args []string
+	for text, names := range byText {
+		slices.Sort(names)
+		f := filepath.Join(dir, fmt.Sprintf("%04d.sh", len(args)))
+		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+			return nil, err
+		}
+		files[f] = names
+		args = append(args, f)
+	}
+	slices.Sort(args)
+	args = append([]string{"--shell=bash", "--severity=style", "--format=gcc", "--norc",
+		"--exclude=" + strings.Join(shellcheckExclusions, ",")}, args...)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(ShellcheckPath, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if stderr.Len() > 0 {
+		return nil, fmt.Errorf("shellcheck: %v: %s", err, stderr.String())
+	}
+	var findings []error
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		f, rest, _ := strings.Cut(line, ":")
+		findings = append(findings, fmt.Errorf("%s:%s", strings.Join(files[f], ", "), rest))
+	}
+	if err != nil && len(findings) == 0 {
+		return nil, fmt.Errorf("shellcheck failed without findings: %v", err)
+	}
+	return findings, nil
+}
+
+// printsCurve matches a script line that would print the certificate.
+var printsCurve = regexp.MustCompile(`\b(cat|echo|printf|head|tail|less|more|xxd|od|base64|strings|tee)\b[^\n]*(curve\.cert|curvepath|curve_cert)`)
