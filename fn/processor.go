@@ -6,7 +6,6 @@ package fn
 import (
 	"cmp"
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,11 +126,9 @@ func (p Processor) render(rl *framework.ResourceList) (*rendered, error) {
 	if countSeverity(results, framework.Error) > 0 {
 		return nil, &Failed{Results: results}
 	}
-	for _, item := range rl.Items {
-		if !generatedBy(item, sources) {
-			out.kept = append(out.kept, item)
-		}
-	}
+	var dropped framework.Results
+	out.kept, dropped = keepItems(rl.Items, sources)
+	rl.Results = append(rl.Results, dropped...)
 	slices.SortStableFunc(out.kept, byFile)
 	return out, nil
 }
@@ -154,19 +151,15 @@ func (p Processor) collect(rl *framework.ResourceList) ([]*source, framework.Res
 		results = append(results, &framework.Result{Severity: framework.Error,
 			Message: "no MiniCluster found: expected a flux-framework.org/v1alpha2 MiniCluster as functionConfig or among the items"})
 	}
+	// Decoding and checking is independent per MiniCluster; the rest needs them all, in order.
+	checked := parallelMap(len(nodes), func(i int) checkedSource { return check(nodes[i]) })
 	var sources []*source
 	seen := map[string]*source{}
-	for _, node := range nodes {
-		src := &source{node: node}
+	for i, node := range nodes {
+		src := &source{node: node, opts: checked[i].opts}
 		src.file, src.index = fileOf(node)
 		sources = append(sources, src)
-		mc, errs := v1alpha2.Decode([]byte(node.MustString()))
-		if mc != nil {
-			mc.Default()
-			var optErrs field.ErrorList
-			src.opts, optErrs = mc.ParseOptions()
-			errs = append(append(errs, optErrs...), mc.Validate(src.opts)...)
-		}
+		mc, errs := checked[i].mc, checked[i].errs
 		for _, e := range errs {
 			results = append(results, src.fieldResult(e))
 		}
@@ -193,7 +186,29 @@ func (p Processor) collect(rl *framework.ResourceList) ([]*source, framework.Res
 			results = append(results, w)
 		}
 	}
+	if w := ignoredFunctionConfig(rl.FunctionConfig); w != nil {
+		results = append(results, w)
+	}
 	return sources, results
+}
+
+// checkedSource is a MiniCluster item decoded, defaulted and validated; mc is nil when it could not
+// be decoded.
+type checkedSource struct {
+	mc   *v1alpha2.MiniCluster
+	opts v1alpha2.Options
+	errs field.ErrorList
+}
+
+func check(node *yaml.RNode) checkedSource {
+	mc, errs := v1alpha2.Decode([]byte(node.MustString()))
+	if mc == nil {
+		return checkedSource{errs: errs}
+	}
+	mc.Default()
+	opts, optErrs := mc.ParseOptions()
+	errs = append(append(errs, optErrs...), mc.Validate(opts)...)
+	return checkedSource{mc: mc, opts: opts, errs: errs}
 }
 
 // IsMiniCluster tells whether an item is a Flux Framework MiniCluster.
@@ -309,13 +324,6 @@ func toRNode(obj generators.Object, src *source) (*yaml.RNode, error) {
 		}
 	}
 	return node, nil
-}
-
-// outputFile is a predictable file for a generated object next to its MiniCluster, for kpt:
-// <dir>/<minicluster>/<kind>_<name>.yaml.
-func outputFile(obj generators.Object, src *source) string {
-	kind := strings.ToLower(obj.GetObjectKind().GroupVersionKind().Kind)
-	return path.Join(path.Dir(src.file), src.mc.Name, kind+"_"+obj.GetName()+".yaml")
 }
 
 func countSeverity(rs framework.Results, sev framework.Severity) int {

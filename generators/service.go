@@ -12,11 +12,13 @@ import (
 
 // headlessService gives every broker pod (and the services pod) the DNS name
 // <hostname>.<service>. It publishes not-ready addresses so brokers find each other while they
-// start (kubernetes/kubernetes#117819), and selects on stable labels, not job-name.
+// start (kubernetes/kubernetes#117819), and selects on stable labels, not job-name. It is in the
+// keygen wave: the keygen Job makes it the owner of the certificate and fails without it, and Argo
+// CD applies a later wave only once the keygen Job has completed.
 func headlessService(mc *v1alpha2.MiniCluster, n names) *corev1.Service {
 	svc := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: objectMeta(mc, n.Service, componentHeadless, waveConfig),
+		ObjectMeta: objectMeta(mc, n.Service, componentHeadless, waveKeygen),
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
 			PublishNotReadyAddresses: true,

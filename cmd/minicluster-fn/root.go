@@ -44,7 +44,7 @@ stdout. That is how kustomize (generators:) and kpt (mutators:) run it.`,
 			return runKRM(in, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.AddCommand(newRenderCmd(), newValidateCmd(), newVersionCmd(), newKeygenCmd(), newFluxcdCmd())
+	cmd.AddCommand(newRenderCmd(), newValidateCmd(), newVersionCmd(), newKeygenCmd(), newFluxcdCmd(), newInstallCmd())
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(c, err.Error()) })
 	return cmd
 }

@@ -93,7 +93,7 @@ func tool(t testing.TB, env, name string) string {
 	}
 	fi, err := os.Stat(p)
 	if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-		t.Skipf("%s not found at %s (set %s): run `make test` (or `make build bin/kustomize`) to build it", name, p, env)
+		t.Skipf("%s not found at %s (set %s): run `make unit`, which builds it", name, p, env)
 	}
 	return p
 }
@@ -111,8 +111,15 @@ type result struct {
 // start it at all fails the test.
 func run(t testing.TB, stdin []byte, dir string, name string, args ...string) result {
 	t.Helper()
+	return runEnv(t, stdin, dir, nil, name, args...)
+}
+
+// runEnv is run with the environment env (nil: the test's own).
+func runEnv(t testing.TB, stdin []byte, dir string, env []string, name string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
+	cmd.Env = env
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
