@@ -63,11 +63,13 @@ func Generate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) ([]Object, []Warn
 }
 
 func entrypointConfigMap(mc *v1alpha2.MiniCluster, n names, data map[string]string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
+	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: objectMeta(mc, n.EntrypointConfigMap, componentEntrypoint, waveConfig),
 		Data:       data,
 	}
+	cm.Annotations[fluxcdSubstitute] = fluxcdSubstituteDisabled
+	return cm
 }
 
 // resolveNames computes the hashes that name the immutable objects. The broker Job's hash covers

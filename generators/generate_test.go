@@ -392,3 +392,22 @@ func TestCleanupWarns(t *testing.T) {
 }
 
 func must[T any, U any](v T, _ U) T { return v }
+
+// TestEntrypointNotSubstitutedByFluxCD: Flux CD's postBuild substitution replaces ${var} with the
+// empty string when var is not defined, which would break every script; the entrypoint ConfigMap
+// opts out, and no other object has ${ in it to protect.
+func TestEntrypointNotSubstitutedByFluxCD(t *testing.T) {
+	objs, _ := generate(t, helloWorld)
+	for _, obj := range objs {
+		cm, ok := obj.(*corev1.ConfigMap)
+		if !ok || cm.Labels["app.kubernetes.io/component"] != componentEntrypoint {
+			if text := toJSON(t, obj); strings.Contains(text, "${") {
+				t.Errorf("%T %s has ${ in it but no %s annotation", obj, obj.GetName(), fluxcdSubstitute)
+			}
+			continue
+		}
+		if got := cm.Annotations[fluxcdSubstitute]; got != fluxcdSubstituteDisabled {
+			t.Errorf("ConfigMap %s: %s = %q, want %q", cm.Name, fluxcdSubstitute, got, fluxcdSubstituteDisabled)
+		}
+	}
+}

@@ -44,7 +44,11 @@ const (
 	waveBrokers        = "1"
 	argoReplaceJob     = "Force=true,Replace=true"
 	fluxcdForceEnabled = "enabled"
-	placeholderHash    = "00000000"
+	// Flux CD's postBuild substitution would replace the scripts' ${...} variables; it is off
+	// for the entrypoint ConfigMap whatever the Kustomization says.
+	fluxcdSubstitute         = "kustomize.toolkit.fluxcd.io/substitute"
+	fluxcdSubstituteDisabled = "disabled"
+	placeholderHash          = "00000000"
 )
 
 // In-pod paths shared by the pod specs and the scripts.

@@ -25,6 +25,11 @@ func warnings(mc *v1alpha2.MiniCluster) []Warning {
 				" (bootstrap.curve_cert), where the broker script puts it; the brokers will not find it"})
 		}
 	}
+	if reason := mc.UserNamedHosts(); reason != "" && mc.Annotations[v1alpha2.JobNamingAnnotation] == "" {
+		out = append(out, Warning{reason, "names the broker pods " + mc.Name + "-<index>, so the broker Job is named " + mc.Name +
+			" (job-naming: stable, set it to silence this): a change of its pod template needs the Job replaced, " +
+			"which the generated Argo CD/Flux CD annotations ask for"})
+	}
 	if len(s.Pod.Resources) > 0 && s.Pod.RuntimeClassName == "" {
 		out = append(out, Warning{"spec.pod.resources", "becomes the pod overhead, as with the operator; the API server rejects an overhead " +
 			"without a RuntimeClass that defines one (set spec.pod.runtimeClassName), use containers[].resources for requests and limits"})

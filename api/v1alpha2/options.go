@@ -76,8 +76,33 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 			errs = append(errs, field.Invalid(p, v, "unknown option; known options are "+strings.Join([]string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation}, ", ")))
 		}
 	}
+	if reason := m.UserNamedHosts(); reason != "" {
+		// The user's host list names the pods as the operator does, <name>-<index>.
+		switch m.Annotations[JobNamingAnnotation] {
+		case "":
+			opts.JobNaming = JobNamingStable
+		case string(JobNamingHash):
+			errs = append(errs, field.Invalid(base.Key(JobNamingAnnotation), string(JobNamingHash),
+				reason+" names the broker pods "+m.Name+"-<index>, but hash naming makes them "+m.Name+"-<hash>-<index>; use "+string(JobNamingStable)))
+		}
+	}
 	if opts.CurveSecret != "" && m.Spec.Flux.CurveCert != "" {
 		errs = append(errs, field.Forbidden(base.Key(CurveSecretAnnotation), "spec.flux.curveCert is set too; give the certificate one way only"))
 	}
 	return opts, errs
+}
+
+// UserNamedHosts returns the field that writes the broker host list by hand (and so names the
+// broker pods <name>-<index>, as the operator's Job does), or "" when we write it.
+func (m *MiniCluster) UserNamedHosts() string {
+	f := &m.Spec.Flux
+	switch {
+	case f.BrokerConfig != "":
+		return "spec.flux.brokerConfig"
+	case f.Bursting.Hostlist != "":
+		return "spec.flux.bursting.hostlist"
+	case f.Bursting.LeadBroker != nil:
+		return "spec.flux.bursting.leadBroker"
+	}
+	return ""
 }

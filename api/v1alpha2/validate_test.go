@@ -123,3 +123,30 @@ func TestOperatorDefaults(t *testing.T) {
 		t.Error("explicit zero tasks and logLevel must stay zero")
 	}
 }
+
+// TestUserNamedHostsNeedStableNames: a host list the user wrote names the pods <name>-<index>, so
+// the Job gets the operator's name unless the user asked for hash naming, which is then an error.
+func TestUserNamedHostsNeedStableNames(t *testing.T) {
+	for name, spec := range map[string]string{
+		"brokerConfig":        "  flux: {brokerConfig: \"[bootstrap]\"}\n",
+		"bursting.hostlist":   "  flux: {bursting: {hostlist: \"flux-sample-[0-1]\"}}\n",
+		"bursting.leadBroker": "  flux: {bursting: {leadBroker: {name: flux-sample, address: 10.0.0.1, size: 2}}}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc := base + spec + "  containers: [{image: a}]\n"
+			mc, errs := Decode([]byte(doc))
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			mc.Default()
+			if opts, errs := mc.ParseOptions(); len(errs) > 0 || opts.JobNaming != JobNamingStable {
+				t.Errorf("without the annotation: naming %q, errors %v; want stable, none", opts.JobNaming, errs)
+			}
+			hashed := strings.Replace(doc, "  name: flux-sample\n", "  name: flux-sample\n  annotations: {minicluster-fn.dev/job-naming: hash}\n", 1)
+			got := check(t, hashed)
+			if want := "metadata.annotations[minicluster-fn.dev/job-naming]"; !slices.Contains(got, want) {
+				t.Errorf("with job-naming: hash: errors at %v, want one at %s", got, want)
+			}
+		})
+	}
+}
