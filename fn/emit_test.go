@@ -7,11 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
@@ -106,38 +103,5 @@ func TestEmitGeneratedObjects(t *testing.T) {
 	}
 	if n < 30 {
 		t.Fatalf("only %d objects checked", n)
-	}
-}
-
-// TestStreamMatchesProcess: the streaming KRM path writes the same ResourceList as
-// framework.Execute over Process, for every testdata case.
-func TestStreamMatchesProcess(t *testing.T) {
-	inputs, _ := filepath.Glob("testdata/*/input.yaml")
-	for _, input := range inputs {
-		data, err := os.ReadFile(input)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var viaProcess bytes.Buffer
-		perr := framework.Execute(Processor{}, &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: &viaProcess, KeepReaderAnnotations: true})
-		var viaStream bytes.Buffer
-		_, serr := Processor{}.Stream(bytes.NewReader(data), &viaStream)
-		if (perr == nil) != (serr == nil) {
-			t.Errorf("%s: Process error %v, Stream error %v", input, perr, serr)
-			continue
-		}
-		var a, b any
-		if err := sigsyaml.Unmarshal(viaProcess.Bytes(), &a); err != nil {
-			t.Fatal(err)
-		}
-		if err := sigsyaml.Unmarshal(viaStream.Bytes(), &b); err != nil {
-			t.Fatalf("%s: Stream output does not parse: %v\n%s", input, err, viaStream.String())
-		}
-		if !reflect.DeepEqual(a, b) {
-			t.Errorf("%s: Stream and Process outputs differ", input)
-		}
-		if !strings.HasPrefix(viaStream.String(), resourceListHeader) {
-			t.Errorf("%s: output is not a ResourceList", input)
-		}
 	}
 }

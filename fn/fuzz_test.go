@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
@@ -29,7 +28,7 @@ func FuzzRender(f *testing.F) {
 			return // not one MiniCluster: FuzzDecode covers what the decoder says
 		}
 		text := nodes[0].MustString()
-		rl := &framework.ResourceList{Items: nodes}
+		rl := &ResourceList{Items: nodes}
 		var out bytes.Buffer
 		err = Processor{Standalone: true}.WriteManifests(rl, &out)
 		if err != nil {
@@ -38,7 +37,7 @@ func FuzzRender(f *testing.F) {
 				t.Fatalf("render failed without results: %v", err)
 			}
 			for _, r := range rl.Results {
-				if r.Severity == framework.Error && (r.Field == nil || r.Field.Path == "") && r.Message == "" {
+				if r.Severity == SeverityError && (r.Field == nil || r.Field.Path == "") && r.Message == "" {
 					t.Errorf("error result without a field or message: %+v", r)
 				}
 			}

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -21,8 +20,8 @@ import (
 
 const localConfigAnnotation = "config.kubernetes.io/local-config"
 
-// Processor renders every MiniCluster of a ResourceList. It implements
-// framework.ResourceListProcessor.
+// Processor renders every MiniCluster of a ResourceList: Stream is the KRM function,
+// WriteManifests the render command, Check the validate command.
 type Processor struct {
 	// Standalone is set when the input comes from files given on the command line rather than from
 	// an orchestrator; the MiniCluster is then never emitted, so its local-config annotation does
@@ -30,14 +29,14 @@ type Processor struct {
 	Standalone bool
 }
 
-// Failed is returned by Process when any MiniCluster is invalid. Its results are also in the
+// Failed is returned when any MiniCluster is invalid. Its results are also in the
 // ResourceList; the items are left as they came in, so nothing half-rendered is written.
-type Failed struct{ Results framework.Results }
+type Failed struct{ Results Results }
 
 func (f *Failed) Error() string {
-	var errs framework.Results
+	var errs Results
 	for _, r := range f.Results {
-		if r.Severity == framework.Error {
+		if r.Severity == SeverityError {
 			errs = append(errs, r)
 		}
 	}
@@ -53,24 +52,12 @@ type source struct {
 	index int
 }
 
-// Process implements framework.ResourceListProcessor.
-func (p Processor) Process(rl *framework.ResourceList) error {
-	out, err := p.render(rl)
-	if err != nil {
-		return err
-	}
-	items := out.kept
-	for _, g := range out.generated {
-		for _, obj := range g.objs {
-			node, err := toRNode(obj, g.src)
-			if err != nil {
-				return err
-			}
-			items = append(items, node)
-		}
-	}
-	rl.Items = items
-	return nil
+// Check decodes, defaults and validates every MiniCluster of rl and generates their objects
+// without writing them; the results are in rl.Results. The error is a *Failed when any MiniCluster
+// is invalid.
+func (p Processor) Check(rl *ResourceList) error {
+	_, err := p.render(rl)
+	return err
 }
 
 // rendered is the outcome of render: the items to keep and the generated objects.
@@ -89,7 +76,7 @@ type generatedSet struct {
 
 // render checks every MiniCluster of rl and generates their objects. Nothing is generated unless
 // every MiniCluster is valid; results (warnings too) are added to rl.Results.
-func (p Processor) render(rl *framework.ResourceList) (*rendered, error) {
+func (p Processor) render(rl *ResourceList) (*rendered, error) {
 	sources, results := p.collect(rl)
 	// Output order follows the MiniClusters' names, not the order the files were read in.
 	slices.SortStableFunc(sources, func(a, b *source) int {
@@ -114,19 +101,19 @@ func (p Processor) render(rl *framework.ResourceList) (*rendered, error) {
 			continue
 		}
 		if g.err != nil {
-			results = append(results, src.result(framework.Error, "", g.err.Error(), nil))
+			results = append(results, src.result(SeverityError, "", g.err.Error(), nil))
 			continue
 		}
 		for _, w := range g.warns {
-			results = append(results, src.result(framework.Warning, w.Field, w.Message, nil))
+			results = append(results, src.result(SeverityWarning, w.Field, w.Message, nil))
 		}
 		out.generated = append(out.generated, generatedSet{src, g.objs})
 	}
 	rl.Results = append(rl.Results, results...)
-	if countSeverity(results, framework.Error) > 0 {
+	if countSeverity(results, SeverityError) > 0 {
 		return nil, &Failed{Results: results}
 	}
-	var dropped framework.Results
+	var dropped Results
 	out.kept, dropped = keepItems(rl.Items, sources)
 	rl.Results = append(rl.Results, dropped...)
 	slices.SortStableFunc(out.kept, byFile)
@@ -134,7 +121,7 @@ func (p Processor) render(rl *framework.ResourceList) (*rendered, error) {
 }
 
 // collect finds the MiniClusters among the items and the functionConfig, decodes and checks them.
-func (p Processor) collect(rl *framework.ResourceList) ([]*source, framework.Results) {
+func (p Processor) collect(rl *ResourceList) ([]*source, Results) {
 	var nodes []*yaml.RNode
 	for _, item := range rl.Items {
 		if IsMiniCluster(item) {
@@ -146,9 +133,9 @@ func (p Processor) collect(rl *framework.ResourceList) ([]*source, framework.Res
 	if fc := rl.FunctionConfig; fc != nil && IsMiniCluster(fc) && !slices.ContainsFunc(nodes, func(n *yaml.RNode) bool { return sameObject(n, fc) }) {
 		nodes = append(nodes, fc)
 	}
-	var results framework.Results
+	var results Results
 	if len(nodes) == 0 {
-		results = append(results, &framework.Result{Severity: framework.Error,
+		results = append(results, &Result{Severity: SeverityError,
 			Message: "no MiniCluster found: expected a flux-framework.org/v1alpha2 MiniCluster as functionConfig or among the items"})
 	}
 	// Decoding and checking is independent per MiniCluster; the rest needs them all, in order.
@@ -169,7 +156,7 @@ func (p Processor) collect(rl *framework.ResourceList) ([]*source, framework.Res
 		src.mc = mc
 		key := mc.Namespace + "/" + mc.Name
 		if other, dup := seen[key]; dup {
-			results = append(results, src.result(framework.Error, "metadata.name",
+			results = append(results, src.result(SeverityError, "metadata.name",
 				fmt.Sprintf("MiniCluster %q is defined twice: in %s and in %s; names must be unique per namespace", mc.Name, describeFile(other), describeFile(src)), nil))
 			src.mc = nil
 			continue
@@ -177,7 +164,7 @@ func (p Processor) collect(rl *framework.ResourceList) ([]*source, framework.Res
 		seen[key] = src
 		// Only a MiniCluster that is an item lives in the package and could be applied with it.
 		if !p.Standalone && node != rl.FunctionConfig && node.GetAnnotations()[localConfigAnnotation] != "true" {
-			results = append(results, src.result(framework.Warning, "metadata.annotations",
+			results = append(results, src.result(SeverityWarning, "metadata.annotations",
 				`has no config.kubernetes.io/local-config: "true": a tool that applies this package would send the MiniCluster to a cluster without its CRD and fail; add the annotation`, nil))
 		}
 	}
@@ -233,7 +220,7 @@ func generatedBy(item *yaml.RNode, sources []*source) bool {
 
 // hpaWarning flags a HorizontalPodAutoscaler that scales a MiniCluster: that needs the operator's
 // scale subresource.
-func hpaWarning(item *yaml.RNode) *framework.Result {
+func hpaWarning(item *yaml.RNode) *Result {
 	if item.GetKind() != "HorizontalPodAutoscaler" {
 		return nil
 	}
@@ -242,16 +229,16 @@ func hpaWarning(item *yaml.RNode) *framework.Result {
 		return nil
 	}
 	file, index := fileOf(item)
-	r := &framework.Result{
-		Severity: framework.Warning,
+	r := &Result{
+		Severity: SeverityWarning,
 		Message: "scales a MiniCluster, which needs the operator's scale subresource; without the operator, " +
 			"change spec.size in Git (up to spec.maxSize) instead",
 		ResourceRef: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: item.GetApiVersion(), Kind: item.GetKind()},
 			NameMeta: yaml.NameMeta{Name: item.GetName(), Namespace: item.GetNamespace()}},
-		Field: &framework.Field{Path: "spec.scaleTargetRef"},
+		Field: &Field{Path: "spec.scaleTargetRef"},
 	}
 	if file != "" {
-		r.File = &framework.File{Path: file, Index: index}
+		r.File = &File{Path: file, Index: index}
 	}
 	return r
 }
@@ -263,18 +250,18 @@ func (s *source) ref() *yaml.ResourceIdentifier {
 	}
 }
 
-func (s *source) result(sev framework.Severity, fieldPath, msg string, current any) *framework.Result {
-	r := &framework.Result{Severity: sev, Message: msg, ResourceRef: s.ref()}
+func (s *source) result(sev Severity, fieldPath, msg string, current any) *Result {
+	r := &Result{Severity: sev, Message: msg, ResourceRef: s.ref()}
 	if fieldPath != "" {
-		r.Field = &framework.Field{Path: fieldPath, CurrentValue: current}
+		r.Field = &Field{Path: fieldPath, CurrentValue: current}
 	}
 	if s.file != "" {
-		r.File = &framework.File{Path: s.file, Index: s.index}
+		r.File = &File{Path: s.file, Index: s.index}
 	}
 	return r
 }
 
-func (s *source) fieldResult(e *field.Error) *framework.Result {
+func (s *source) fieldResult(e *field.Error) *Result {
 	var current any
 	if e.BadValue != nil {
 		if _, omit := e.BadValue.(field.OmitValueType); !omit {
@@ -285,7 +272,7 @@ func (s *source) fieldResult(e *field.Error) *framework.Result {
 	if fieldPath == "<nil>" {
 		fieldPath = ""
 	}
-	return s.result(framework.Error, fieldPath, e.ErrorBody(), current)
+	return s.result(SeverityError, fieldPath, e.ErrorBody(), current)
 }
 
 func describeFile(s *source) string {
@@ -311,22 +298,7 @@ func byFile(a, b *yaml.RNode) int {
 	return cmp.Or(cmp.Compare(fa, fb), cmp.Compare(ia, ib))
 }
 
-// toRNode turns a generated object into a YAML node with its file annotations.
-func toRNode(obj generators.Object, src *source) (*yaml.RNode, error) {
-	node, err := objectNode(obj)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %T %s: %w", obj, obj.GetName(), err)
-	}
-	file := outputFile(obj, src)
-	for _, k := range []string{kioutil.PathAnnotation, kioutil.LegacyPathAnnotation} {
-		if err := node.PipeE(yaml.SetAnnotation(k, file)); err != nil {
-			return nil, err
-		}
-	}
-	return node, nil
-}
-
-func countSeverity(rs framework.Results, sev framework.Severity) int {
+func countSeverity(rs Results, sev Severity) int {
 	n := 0
 	for _, r := range rs {
 		if r.Severity == sev {

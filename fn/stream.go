@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -18,18 +17,18 @@ import (
 
 const resourceListHeader = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
 
-// Stream is the KRM function on streams: a ResourceList in, a ResourceList out, with the same
-// behaviour as framework.Execute over Process, but the generated objects are written as text
-// instead of node trees (see emitObject). It returns the results it wrote; on failure the output
+// Stream is the KRM function on streams: a ResourceList in, a ResourceList out, written as
+// kyaml's framework.Execute would write it (the pass-through items through kyaml), but the
+// generated objects are written as text instead of node trees (see emitObject). It returns the results it wrote; on failure the output
 // holds the input items unchanged and the results, and the error is a *Failed.
-func (p Processor) Stream(in io.Reader, out io.Writer) (framework.Results, error) {
+func (p Processor) Stream(in io.Reader, out io.Writer) (Results, error) {
 	rw := &kio.ByteReadWriter{Reader: in, KeepReaderAnnotations: true}
 	items, err := rw.Read()
 	if err != nil {
 		return nil, errors.New("failed to read the ResourceList input: " + err.Error())
 	}
 	// Generated objects get the path annotations in the forms the input used, as
-	// kio.ReconcileInternalAnnotations gives the items of framework.Execute (none for kustomize).
+	// kio.ReconcileInternalAnnotations gives the items of kyaml's framework.Execute (none for kustomize).
 	var pathKeys []string
 	for _, key := range []string{kioutil.PathAnnotation, kioutil.LegacyPathAnnotation} {
 		// (With no items at all, kyaml keeps both forms.)
@@ -41,14 +40,14 @@ func (p Processor) Stream(in io.Reader, out io.Writer) (framework.Results, error
 	if err != nil {
 		return nil, err
 	}
-	rl := &framework.ResourceList{Items: items, FunctionConfig: rw.FunctionConfig}
+	rl := &ResourceList{Items: items, FunctionConfig: rw.FunctionConfig}
 	r, err := p.render(rl)
 	if err != nil {
 		var failed *Failed
 		if !errors.As(err, &failed) {
 			return rl.Results, err
 		}
-		// As framework.Execute does: the input items and the results.
+		// As kyaml's framework.Execute does: the input items and the results.
 		if rerr := kio.ReconcileInternalAnnotations(items, nodeAnnos); rerr != nil {
 			return rl.Results, rerr
 		}
@@ -76,7 +75,7 @@ func (p Processor) Stream(in io.Reader, out io.Writer) (framework.Results, error
 
 // writeResourceList writes items as kyaml does, then the generated items (written by
 // writeGenerated straight to w), then the functionConfig and the results.
-func writeResourceList(w *bufio.Writer, items []*yaml.RNode, fc *yaml.RNode, results framework.Results, writeGenerated func() error) error {
+func writeResourceList(w *bufio.Writer, items []*yaml.RNode, fc *yaml.RNode, results Results, writeGenerated func() error) error {
 	w.WriteString(resourceListHeader)
 	if len(items) == 0 && writeGenerated == nil {
 		w.WriteString("items: []\n")
@@ -141,7 +140,7 @@ func encodeItems(items []*yaml.RNode) emitted {
 // WriteManifests renders the MiniClusters of rl and writes only the generated objects, as a YAML
 // stream ("---" between documents): the output of `minicluster-fn render`. Nothing is written if
 // any MiniCluster is invalid.
-func (p Processor) WriteManifests(rl *framework.ResourceList, out io.Writer) error {
+func (p Processor) WriteManifests(rl *ResourceList, out io.Writer) error {
 	r, err := p.render(rl)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/minicluster-fn/minicluster-fn/fn"
 )
@@ -33,19 +32,19 @@ func render(files []string, stdin io.Reader, out, errOut io.Writer) error {
 	if len(results) > 0 {
 		return errors.New("invalid input")
 	}
-	rl := &framework.ResourceList{Items: nodes}
+	rl := &fn.ResourceList{Items: nodes}
 	err := fn.Processor{Standalone: true}.WriteManifests(rl, out)
 	printResults(errOut, rl.Results)
 	return err
 }
 
 // processFiles reads and renders MiniCluster files, printing every problem to errOut.
-func processFiles(files []string, stdin io.Reader, errOut io.Writer) (*framework.ResourceList, error) {
+func processFiles(files []string, stdin io.Reader, errOut io.Writer) (*fn.ResourceList, error) {
 	nodes, results := readMiniClusterFiles(files, stdin)
-	rl := &framework.ResourceList{Items: nodes}
+	rl := &fn.ResourceList{Items: nodes}
 	var perr error
 	if len(nodes) > 0 {
-		perr = fn.Processor{Standalone: true}.Process(rl)
+		perr = fn.Processor{Standalone: true}.Check(rl)
 	}
 	results = append(results, rl.Results...)
 	printResults(errOut, results)
@@ -53,7 +52,7 @@ func processFiles(files []string, stdin io.Reader, errOut io.Writer) (*framework
 		return nil, perr
 	}
 	for _, r := range results {
-		if r.Severity == framework.Error {
+		if r.Severity == fn.SeverityError {
 			return nil, errors.New("invalid input")
 		}
 	}

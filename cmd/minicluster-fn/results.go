@@ -5,17 +5,17 @@ import (
 	"io"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"github.com/minicluster-fn/minicluster-fn/fn"
 )
 
 // printResults writes one line per result: severity, file, object, field and message.
-func printResults(w io.Writer, results framework.Results) {
+func printResults(w io.Writer, results fn.Results) {
 	for _, r := range results {
 		fmt.Fprintln(w, formatResult(r))
 	}
 }
 
-func formatResult(r *framework.Result) string {
+func formatResult(r *fn.Result) string {
 	var parts []string
 	if r.File != nil && r.File.Path != "" {
 		file := r.File.Path
@@ -36,7 +36,7 @@ func formatResult(r *framework.Result) string {
 	}
 	sev := string(r.Severity)
 	if sev == "" {
-		sev = string(framework.Error)
+		sev = string(fn.SeverityError)
 	}
 	return sev + ": " + strings.Join(append(parts, r.Message), ": ")
 }
