@@ -3,15 +3,19 @@ SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
 VERSION ?= v0.1.0-dev
-LDFLAGS := -s -w -X github.com/minicluster-fn/minicluster-fn/internal/version.Version=$(VERSION)
+# IMAGE_REPOSITORY:VERSION is the image the binary writes into keygen Jobs and `make image` tags.
+IMAGE_REPOSITORY ?= ghcr.io/minicluster-fn/minicluster-fn
+LDFLAGS := -s -w -X github.com/minicluster-fn/minicluster-fn/internal/version.Version=$(VERSION) \
+  -X github.com/minicluster-fn/minicluster-fn/internal/version.ImageRepository=$(IMAGE_REPOSITORY)
 KUSTOMIZE_VERSION := v5.8.2
 KUSTOMIZE := $(BIN)/kustomize
 FN := $(BIN)/minicluster-fn
+KPT := $(BIN)/kpt
 
 export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run test unit lint bench clean
+.PHONY: all build run test unit integration fuzz lint bench bench-once clean image container-test container-test-if-podman
 
 all: build
 
@@ -23,19 +27,79 @@ build:
 $(KUSTOMIZE):
 	GOBIN=$(BIN) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
+## kpt for the e2e tests, built from the pinned tools module (go.sum committed, so a fresh module
+## cache needs no GONOSUMDB); kpt prints the version set here
+$(KPT): tools/kpt/go.mod tools/kpt/go.sum
+	cd tools/kpt && $(GO) build -ldflags "-X github.com/GoogleContainerTools/kpt/run.version=$$($(GO) list -m -f '{{.Version}}' github.com/GoogleContainerTools/kpt)" \
+	  -o $(KPT) github.com/GoogleContainerTools/kpt
+
 ## run: render the hello-world example with kustomize, as a user would
 run: build $(KUSTOMIZE)
 	$(KUSTOMIZE) build --enable-alpha-plugins --enable-exec examples/hello-world
 
-## lint: gofmt and go vet
+## lint: gofmt, go vet and staticcheck (pinned in the tools module tools/lint/go.mod)
 lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool -modfile=tools/lint/go.mod staticcheck ./...
 
-## test: lint, unit and golden tests, and end-to-end tests with the real kustomize
-test: build $(KUSTOMIZE) lint
-	MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 ./...
+## test: everything CI runs (the container tests skip, with a message, where podman is missing)
+test: lint unit bench-once integration container-test-if-podman fuzz
+
+## unit: unit and golden tests, and end-to-end tests with the real kustomize and kpt
+unit: build $(KUSTOMIZE) $(KPT)
+	MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) $(GO) test -count=1 ./...
+
+## integration: tests against a real kube-apiserver (separate module tests/integration; the first
+## compile takes ~6 min and ~3 GB)
+integration: build
+	cd tests/integration && MINICLUSTER_FN=$(FN) $(GO) test -count=1 ./...
+
+# The image reference the built binary writes into keygen Jobs: `make image` tags exactly this.
+FN_IMAGE = $$($(FN) version | sed -n 's/^keygen image: //p')
+
+## image: the container image (Containerfile, FROM scratch) built with podman, no Docker needed
+image: build
+	@command -v podman >/dev/null || { echo "image: podman not found (Debian: apt-get install podman runc)" >&2; exit 1; }
+	rm -rf $(BIN)/image && mkdir -p $(BIN)/image
+	cp $(FN) $(BIN)/image/minicluster-fn
+	printf 'nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n' > $(BIN)/image/passwd
+	printf 'nogroup:x:65534:\n' > $(BIN)/image/group
+	podman build --network=none --build-arg VERSION=$(VERSION) -f Containerfile -t "$(FN_IMAGE)" $(BIN)/image
+	@echo "image: built $(FN_IMAGE)"
+
+# podman settings for the container tests: runc and explicit ulimits. On the CI VMs (cgroup v1,
+# no CAP_SYS_RESOURCE) crun cannot start containers and runc must not raise rlimits.
+CONTAINERS_CONF_TEST := $(BIN)/containers.conf
+$(CONTAINERS_CONF_TEST):
+	mkdir -p $(BIN)
+	printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n[engine]\nruntime = "runc"\n' > $@
+
+## container-test: the image as a kustomize/kpt container function, and as the keygen Job's
+## container against the test API server (podman)
+container-test: image $(KUSTOMIZE) $(KPT) $(CONTAINERS_CONF_TEST)
+	CONTAINERS_CONF=$(CONTAINERS_CONF_TEST) MINICLUSTER_FN=$(FN) MINICLUSTER_FN_IMAGE="$(FN_IMAGE)" KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) \
+	  $(GO) test -count=1 -run '^TestContainer' ./tests/e2e/
+	cd tests/integration && CONTAINERS_CONF=$(CONTAINERS_CONF_TEST) MINICLUSTER_FN=$(FN) MINICLUSTER_FN_IMAGE="$(FN_IMAGE)" \
+	  $(GO) test -count=1 -run '^TestAPIServer$$/^keygen_image$$' ./...
+
+## container-test-if-podman: container-test, or a clear skip without podman
+container-test-if-podman:
+	@if command -v podman >/dev/null && command -v runc >/dev/null; then $(MAKE) --no-print-directory container-test; \
+	  else echo "container-test: SKIPPED: podman and runc are not installed (Debian: apt-get install podman runc)"; fi
+
+## bench-once: every Go benchmark once, so they keep compiling and running (no timings asserted)
+bench-once:
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime=1x ./...
+
+## fuzz: each fuzz target for a bounded time (CI's budget is about 90 s in all). New inputs are
+## minimized for a few runs only: every run of FuzzRender starts bash.
+FUZZTIME_DECODE ?= 25s
+FUZZTIME_RENDER ?= 40s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME_DECODE) -fuzzminimizetime 20x ./api/v1alpha2
+	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME_RENDER) -fuzzminimizetime 20x ./fn
 
 ## bench: Go benchmarks and whole-process timings of the function
 bench: build

@@ -108,3 +108,9 @@ func inlineCurveConfigMap(mc *v1alpha2.MiniCluster, n names) *corev1.ConfigMap {
 		Data:       map[string]string{CurveCertKey: mc.Spec.Flux.CurveCert},
 	}
 }
+
+// CurveLabels are the labels of the curve ConfigMap of the MiniCluster called name; keygen
+// --publish puts them on the ConfigMap it creates, as render does on an inline one.
+func CurveLabels(name string) map[string]string {
+	return labels(&v1alpha2.MiniCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}, componentCurve)
+}

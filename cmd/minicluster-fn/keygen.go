@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -18,13 +20,11 @@ import (
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 	"github.com/minicluster-fn/minicluster-fn/generators"
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
+	"github.com/minicluster-fn/minicluster-fn/internal/publish"
 )
 
 // keygenRand is where new secret keys come from. Tests replace it with a deterministic reader.
 var keygenRand io.Reader = rand.Reader
-
-// errPublishNotImplemented is what --publish says until the in-cluster mode exists.
-const errPublishNotImplemented = "keygen --publish runs inside the cluster and is not implemented in this build"
 
 const (
 	keygenOutputCert      = "cert"
@@ -40,12 +40,14 @@ type keygenOptions struct {
 	check        string
 	publish      bool
 	ownerService string
+	kubeconfig   string
+	timeout      time.Duration
 }
 
 func newKeygenCmd() *cobra.Command {
 	var o keygenOptions
 	cmd := &cobra.Command{
-		Use:   "keygen [--cert-name NAME] [--output configmap|secret --name N] | --check FILE",
+		Use:   "keygen [--cert-name NAME] [--output configmap|secret --name N] | --check FILE | --publish --name N --owner-service S",
 		Short: "Make a CURVE certificate for Flux brokers, or check one",
 		Long: `keygen makes a new CURVE certificate, the key pair all brokers of one MiniCluster share, in
 the format "flux keygen" writes, and prints it to stdout. The key is made in pure Go from the
@@ -71,8 +73,12 @@ Output (--output):
 
 --publish is the in-cluster mode the generated keygen Job runs:
   keygen --publish --name CONFIGMAP --owner-service SERVICE --cert-name MINICLUSTER
-It creates the ConfigMap CONFIGMAP (key curve.cert) only if it is absent and makes the Service
-SERVICE its owner. It is not implemented in this build and exits 1.`,
+It creates the ConfigMap CONFIGMAP (key curve.cert, immutable) with a new certificate, owned by
+the Service SERVICE, only if no ConfigMap of that name exists. An existing one is never changed:
+keygen exits 0 when it holds a valid certificate, and 1 with the problem when it does not.
+Credentials come from --kubeconfig, else KUBECONFIG, else the pod's ServiceAccount; the namespace
+from --namespace, else the kubeconfig context, else the pod's own. Transient API errors are
+retried with backoff until --timeout. The secret key is never printed.`,
 		Example: `  # A certificate file:
   minicluster-fn keygen --cert-name hello > curve.cert
 
@@ -81,7 +87,11 @@ SERVICE its owner. It is not implemented in this build and exits 1.`,
   sops --encrypt --encrypted-regex '^(data|stringData)$' --in-place hello-curve.yaml
 
   # Check a certificate:
-  minicluster-fn keygen --check curve.cert`,
+  minicluster-fn keygen --check curve.cert
+
+  # What the keygen Job does, run by hand against the current cluster:
+  minicluster-fn keygen --publish --kubeconfig ~/.kube/config --namespace team-a \
+    --name hello-curve --owner-service hello --cert-name hello`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError(cmd, fmt.Sprintf("keygen takes no arguments, got %q (to check a certificate file, use --check FILE)", args[0]))
@@ -96,10 +106,12 @@ SERVICE its owner. It is not implemented in this build and exits 1.`,
 	f.StringVar(&o.certName, "cert-name", "minicluster", `the certificate's "name" metadata entry (Flux brokers need one)`)
 	f.StringVarP(&o.output, "output", "o", keygenOutputCert, "what to print: cert, configmap or secret")
 	f.StringVar(&o.name, "name", "", "name of the ConfigMap or Secret (required with --output configmap|secret and with --publish)")
-	f.StringVar(&o.namespace, "namespace", "", "namespace of the ConfigMap or Secret (default: none, so kustomize or the apply sets it)")
+	f.StringVar(&o.namespace, "namespace", "", "namespace of the ConfigMap or Secret (default: none, so kustomize or the apply sets it; with --publish: the kubeconfig context's, else the pod's)")
 	f.StringVar(&o.check, "check", "", `validate the certificate FILE ("-" for stdin) instead of making one`)
-	f.BoolVar(&o.publish, "publish", false, "in-cluster mode of the generated keygen Job (not implemented in this build)")
+	f.BoolVar(&o.publish, "publish", false, "create the ConfigMap --name in the cluster unless it exists (what the generated keygen Job runs)")
 	f.StringVar(&o.ownerService, "owner-service", "", "with --publish: the Service that owns the created ConfigMap")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "with --publish: kubeconfig file (default: KUBECONFIG, else the pod's ServiceAccount)")
+	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "with --publish: give up after this long, retries included")
 	return cmd
 }
 
@@ -107,14 +119,12 @@ func runKeygen(cmd *cobra.Command, o keygenOptions) error {
 	flags := cmd.Flags()
 	errOut := cmd.ErrOrStderr()
 	if o.publish {
-		if o.check != "" {
-			return usageError(cmd, "--publish and --check cannot be used together")
-		}
-		fmt.Fprintf(errOut, "error: %s\n", errPublishNotImplemented)
-		return errors.New(errPublishNotImplemented)
+		return runPublish(cmd, o)
 	}
-	if flags.Changed("owner-service") {
-		return usageError(cmd, "--owner-service is only used with --publish")
+	for _, publishOnly := range []string{"owner-service", "kubeconfig", "timeout"} {
+		if flags.Changed(publishOnly) {
+			return usageError(cmd, fmt.Sprintf("--%s is only used with --publish", publishOnly))
+		}
 	}
 	if flags.Changed("check") {
 		for _, other := range []string{"cert-name", "output", "name", "namespace"} {
@@ -153,15 +163,8 @@ func runKeygen(cmd *cobra.Command, o keygenOptions) error {
 		return usageError(cmd, fmt.Sprintf("invalid --output %q: must be cert, configmap or secret", o.output))
 	}
 
-	// Generate checks the name before it reads any randomness, so an error that comes back
-	// before a read is about --cert-name.
-	rnd := &readCounter{r: keygenRand}
-	cert, err := curve.Generate(o.certName, rnd)
+	cert, err := generateCert(cmd, o.certName)
 	if err != nil {
-		if rnd.calls == 0 {
-			return usageError(cmd, "invalid --cert-name: "+strings.TrimPrefix(err.Error(), "curve: "))
-		}
-		fmt.Fprintf(errOut, "error: %v\n", err)
 		return err
 	}
 	certText := cert.Marshal()
@@ -176,6 +179,75 @@ func runKeygen(cmd *cobra.Command, o keygenOptions) error {
 	}
 	_, err = cmd.OutOrStdout().Write(manifest)
 	return err
+}
+
+// generateCert makes a new certificate named certName, reporting a bad name as a usage error.
+func generateCert(cmd *cobra.Command, certName string) (*curve.Cert, error) {
+	// Generate checks the name before it reads any randomness, so an error that comes back
+	// before a read is about --cert-name.
+	rnd := &readCounter{r: keygenRand}
+	cert, err := curve.Generate(certName, rnd)
+	if err != nil {
+		if rnd.calls == 0 {
+			return nil, usageError(cmd, "invalid --cert-name: "+strings.TrimPrefix(err.Error(), "curve: "))
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "error: %v\n", err)
+		return nil, err
+	}
+	return cert, nil
+}
+
+// runPublish is keygen --publish: create the certificate ConfigMap in the cluster unless it exists.
+func runPublish(cmd *cobra.Command, o keygenOptions) error {
+	flags := cmd.Flags()
+	for _, other := range []string{"check", "output"} {
+		if flags.Changed(other) {
+			return usageError(cmd, fmt.Sprintf("--publish cannot be combined with --%s (it always creates a ConfigMap)", other))
+		}
+	}
+	if o.name == "" || o.ownerService == "" {
+		return usageError(cmd, "--publish needs --name (the certificate ConfigMap) and --owner-service (the MiniCluster's headless Service)")
+	}
+	if msgs := validation.IsDNS1123Subdomain(o.name); len(msgs) > 0 {
+		return usageError(cmd, fmt.Sprintf("invalid --name %q: %s", o.name, strings.Join(msgs, "; ")))
+	}
+	if msgs := validation.IsDNS1035Label(o.ownerService); len(msgs) > 0 {
+		return usageError(cmd, fmt.Sprintf("invalid --owner-service %q: %s", o.ownerService, strings.Join(msgs, "; ")))
+	}
+	if o.namespace != "" {
+		if msgs := validation.IsDNS1123Label(o.namespace); len(msgs) > 0 {
+			return usageError(cmd, fmt.Sprintf("invalid --namespace %q: %s", o.namespace, strings.Join(msgs, "; ")))
+		}
+	}
+	if o.timeout <= 0 {
+		return usageError(cmd, fmt.Sprintf("invalid --timeout %s: must be positive", o.timeout))
+	}
+	cert, err := generateCert(cmd, o.certName)
+	if err != nil {
+		return err
+	}
+	errOut := cmd.ErrOrStderr()
+	client, err := publish.Connect(o.kubeconfig, o.namespace)
+	if err != nil {
+		fmt.Fprintf(errOut, "error: %v\n", err)
+		return err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
+	defer cancel()
+	target := publish.Target{ConfigMap: o.name, OwnerService: o.ownerService, Labels: generators.CurveLabels(o.certName)}
+	res, err := client.Publish(ctx, target, cert, errOut)
+	if err != nil {
+		fmt.Fprintf(errOut, "error: %v\n", err)
+		return err
+	}
+	ref := res.Namespace + "/" + o.name
+	if res.Created {
+		fmt.Fprintf(cmd.OutOrStdout(), "created ConfigMap %s (public key %s), owned by Service %s/%s (uid %s)\n",
+			ref, cert.PublicKeyZ85(), res.Namespace, o.ownerService, res.OwnerUID)
+	} else {
+		fmt.Fprintf(cmd.OutOrStdout(), "ConfigMap %s exists and holds a valid certificate; left unchanged\n", ref)
+	}
+	return nil
 }
 
 // keygenManifest is the ConfigMap or Secret holding the certificate under curve.cert. It carries

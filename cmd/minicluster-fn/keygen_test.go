@@ -318,6 +318,17 @@ func TestKeygenFlagErrors(t *testing.T) {
 		{"owner-service without publish", []string{"keygen", "--owner-service", "svc"}, "error: --owner-service is only used with --publish"},
 		{"positional argument", []string{"keygen", "extra"}, `error: keygen takes no arguments, got "extra" (to check a certificate file, use --check FILE)`},
 		{"unknown flag", []string{"keygen", "--bogus"}, "error: unknown flag: --bogus"},
+		{"no name", []string{"keygen", "--publish", "--owner-service", "hello"}, "error: --publish needs --name (the certificate ConfigMap) and --owner-service"},
+		{"no owner", []string{"keygen", "--publish", "--name", "hello-curve"}, "error: --publish needs --name (the certificate ConfigMap) and --owner-service"},
+		{"bad owner", []string{"keygen", "--publish", "--name", "c", "--owner-service", "1svc"}, `error: invalid --owner-service "1svc": a DNS-1035 label`},
+		{"bad name", []string{"keygen", "--publish", "--name", "C", "--owner-service", "s"}, `error: invalid --name "C": a lowercase RFC 1123 subdomain`},
+		{"bad namespace", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "--namespace", "N"}, `error: invalid --namespace "N": a lowercase RFC 1123 label`},
+		{"bad cert name", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "--cert-name", "a_b"}, `error: invalid --cert-name: certificate name "a_b" contains '_'`},
+		{"zero timeout", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "--timeout", "0s"}, "error: invalid --timeout 0s: must be positive"},
+		{"with output", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "-o", "secret"}, "error: --publish cannot be combined with --output (it always creates a ConfigMap)"},
+		{"with check", []string{"keygen", "--publish", "--check", "f"}, "error: --publish cannot be combined with --check"},
+		{"kubeconfig without publish", []string{"keygen", "--kubeconfig", "k"}, "error: --kubeconfig is only used with --publish"},
+		{"timeout without publish", []string{"keygen", "--timeout", "1s"}, "error: --timeout is only used with --publish"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -338,22 +349,22 @@ func TestKeygenFlagErrors(t *testing.T) {
 	}
 }
 
-func TestKeygenPublishNotImplemented(t *testing.T) {
-	for _, args := range [][]string{
-		{"keygen", "--publish"},
-		// The arguments of the generated keygen Job (generators.keygenArgs).
-		{"keygen", "--publish", "--name", "hello-curve", "--owner-service", "hello", "--cert-name", "hello"},
-	} {
-		stdout, stderr, err := runKeygenCLI(t, "", args...)
-		if err == nil {
-			t.Fatalf("keygen %v succeeded", args)
-		}
-		if stdout != "" {
-			t.Errorf("stdout = %q, want nothing", stdout)
-		}
-		if want := "error: keygen --publish runs inside the cluster and is not implemented in this build\n"; stderr != want {
-			t.Errorf("stderr = %q, want %q", stderr, want)
-		}
+func TestKeygenPublishWithoutCredentials(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "")
+	t.Setenv("KUBECONFIG", "")
+	// The arguments of the generated keygen Job (generators.keygenArgs), outside a pod.
+	stdout, stderr, err := runKeygenCLI(t, "", "keygen", "--publish", "--name", "hello-curve", "--owner-service", "hello", "--cert-name", "hello")
+	if err == nil {
+		t.Fatal("keygen --publish without credentials succeeded")
+	}
+	if stdout != "" {
+		t.Errorf("stdout = %q, want nothing", stdout)
+	}
+	want := "error: no Kubernetes credentials: not running in a pod with a ServiceAccount token " +
+		"(KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT are unset), and neither --kubeconfig nor KUBECONFIG is given\n"
+	if stderr != want {
+		t.Errorf("stderr = %q, want %q", stderr, want)
 	}
 }
 
@@ -370,8 +381,10 @@ func TestKeygenHelp(t *testing.T) {
 		"curve.cert",
 		"--check",
 		"--publish --name CONFIGMAP --owner-service SERVICE --cert-name MINICLUSTER",
-		"not implemented in this build",
+		"only if no ConfigMap of that name exists",
 		"--owner-service",
+		"--kubeconfig",
+		"--timeout",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("help does not mention %q", want)

@@ -1,0 +1,189 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/utils/ptr"
+
+	"github.com/minicluster-fn/minicluster-fn/generators"
+	"github.com/minicluster-fn/minicluster-fn/internal/curve"
+)
+
+// fieldManager names this program in the managedFields of what it creates.
+const fieldManager = "minicluster-fn-keygen"
+
+// Target says which ConfigMap to create and which Service owns it.
+type Target struct {
+	// ConfigMap is the name of the certificate ConfigMap (key curve.cert).
+	ConfigMap string
+	// OwnerService is the MiniCluster's headless Service: deleting it (pruning the MiniCluster
+	// from Git) lets the garbage collector delete the key too.
+	OwnerService string
+	// Labels go on a created ConfigMap.
+	Labels map[string]string
+}
+
+// Outcome is what Publish did.
+type Outcome struct {
+	// Created is true when this call created the ConfigMap, false when it already existed.
+	Created bool
+	// Namespace and OwnerUID identify where the ConfigMap is and the Service that owns it.
+	Namespace string
+	OwnerUID  string
+}
+
+// ErrInvalidExisting: a ConfigMap of the target's name exists but does not hold a valid
+// certificate. Publish leaves it as it is; brokers cannot start with it.
+var ErrInvalidExisting = errors.New("exists but does not hold a valid CURVE certificate")
+
+// Publish creates the ConfigMap with cert, owned by the target Service, unless a ConfigMap of
+// that name exists: then it changes nothing, and returns ErrInvalidExisting (wrapped) when the
+// existing one does not hold a valid certificate. Transient errors are retried with backoff;
+// each retry is reported on log. Messages never contain the secret key.
+func (c *Client) Publish(ctx context.Context, t Target, cert *curve.Cert, log io.Writer) (Outcome, error) {
+	out := Outcome{Namespace: c.namespace}
+	var owner corev1.Service
+	err := c.withRetry(ctx, log, "get Service "+c.ref(t.OwnerService), func(ctx context.Context) error {
+		return c.rest.Get().Namespace(c.namespace).Resource("services").Name(t.OwnerService).Do(ctx).Into(&owner)
+	})
+	if apierrors.IsNotFound(err) {
+		return out, fmt.Errorf("owner Service %s not found: --owner-service must name the MiniCluster's headless Service, "+
+			"which is applied together with the keygen Job (the Job retries until it exists)", c.ref(t.OwnerService))
+	}
+	if err != nil {
+		return out, c.describe("get Service "+c.ref(t.OwnerService), err)
+	}
+	out.OwnerUID = string(owner.UID)
+
+	if found, err := c.existing(ctx, t, log); found || err != nil {
+		return out, err
+	}
+
+	cm := &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      t.ConfigMap,
+			Namespace: c.namespace,
+			Labels:    t.Labels,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1",
+				Kind:       "Service",
+				Name:       owner.Name,
+				UID:        owner.UID,
+			}},
+		},
+		// The key pair never changes once made; immutable also spares kubelet from watching it.
+		Immutable: ptr.To(true),
+		Data:      map[string]string{generators.CurveCertKey: string(cert.Marshal())},
+	}
+	err = c.withRetry(ctx, log, "create ConfigMap "+c.ref(t.ConfigMap), func(ctx context.Context) error {
+		return c.rest.Post().Namespace(c.namespace).Resource("configmaps").
+			Param("fieldManager", fieldManager).Body(cm).Do(ctx).Error()
+	})
+	if apierrors.IsAlreadyExists(err) {
+		// Another run created it between our get and our create.
+		_, err = c.existing(ctx, t, log)
+		return out, err
+	}
+	if err != nil {
+		return out, c.describe("create ConfigMap "+c.ref(t.ConfigMap), err)
+	}
+	out.Created = true
+	return out, nil
+}
+
+// existing reports whether the target ConfigMap exists, and checks its certificate if it does.
+func (c *Client) existing(ctx context.Context, t Target, log io.Writer) (bool, error) {
+	var cm corev1.ConfigMap
+	err := c.withRetry(ctx, log, "get ConfigMap "+c.ref(t.ConfigMap), func(ctx context.Context) error {
+		return c.rest.Get().Namespace(c.namespace).Resource("configmaps").Name(t.ConfigMap).Do(ctx).Into(&cm)
+	})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, c.describe("get ConfigMap "+c.ref(t.ConfigMap), err)
+	}
+	text, ok := cm.Data[generators.CurveCertKey]
+	if !ok {
+		return true, fmt.Errorf("ConfigMap %s %w: it has no key %q; it was left unchanged, delete it to have a new certificate made",
+			c.ref(t.ConfigMap), ErrInvalidExisting, generators.CurveCertKey)
+	}
+	if _, err := curve.Parse([]byte(text)); err != nil {
+		return true, fmt.Errorf("ConfigMap %s %w in key %q (%v); it was left unchanged, delete it to have a new certificate made",
+			c.ref(t.ConfigMap), ErrInvalidExisting, generators.CurveCertKey, err)
+	}
+	return true, nil
+}
+
+// ref is namespace/name, for messages.
+func (c *Client) ref(name string) string { return c.namespace + "/" + name }
+
+// withRetry runs call until it succeeds, fails for good, the backoff is used up or ctx ends.
+func (c *Client) withRetry(ctx context.Context, log io.Writer, what string, call func(context.Context) error) error {
+	b := c.backoff
+	for {
+		err := call(ctx)
+		if err == nil || !transient(err) || b.Steps <= 1 || ctx.Err() != nil {
+			return err
+		}
+		wait := b.Step()
+		fmt.Fprintf(log, "%s: %s; retrying in %s\n", what, firstLine(err), wait.Round(10*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// transient tells whether a later attempt of the same call may succeed.
+func transient(err error) bool {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		code := status.Status().Code
+		return code == 429 || code >= 500 || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err)
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return dnsErr.IsTemporary || dnsErr.IsTimeout
+	}
+	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
+		utilnet.IsHTTP2ConnectionLost(err) || utilnet.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// describe turns an error of the API call "what" into a message that says what to do.
+func (c *Client) describe(what string, err error) error {
+	switch {
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%s: %w (the keygen Role must allow get on this Service, get on the certificate ConfigMap and create on configmaps)",
+			what, err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("%s: the API server at %s rejected the credentials: %w", what, c.host, err)
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: cannot reach the Kubernetes API server at %s: %w", what, c.host, err)
+}
+
+// firstLine keeps retry notices to one line.
+func firstLine(err error) string {
+	s := err.Error()
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
