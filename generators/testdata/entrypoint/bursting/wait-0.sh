@@ -91,12 +91,16 @@ command='flux resource list'
 
 echo "Hello user $(id -un 2> /dev/null || id -u)"
 
-# The CURVE certificate: the mounted one is read-only and may be group-readable; flux wants a
-# file only its owner can read. Copied with mode 0600 and never printed.
+# The CURVE certificate: flux reads it as this container's user and rejects a file that group or
+# other can read. The mounted one is mode 0400 (0440 with the pod's fsGroup, to which kubelet gives
+# it) and owned by root, so it is copied to a file only this user can read. Never printed.
 curvepath="${configroot}/curve/curve.cert"
 mkdir -p "${configroot}/curve"
 rm -f "${curvepath}"
-(umask 077 && cp /flux_operator_curve/curve.cert "${curvepath}")
+if ! (umask 077 && cp /flux_operator_curve/curve.cert "${curvepath}"); then
+  echo "cannot read the mounted CURVE certificate as user $(id -u): run the broker container as root or set spec.pod.securityContext.fsGroup" >&2
+  exit 1
+fi
 chmod 0600 "${curvepath}"
 
 # Resources of this node, for every host of the hostlist.
