@@ -2,8 +2,12 @@ package fn
 
 import (
 	"bufio"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/minicluster-fn/minicluster-fn/internal/jsontree"
 )
 
 // emitObject writes obj as block YAML, keys sorted (the layout sigs.k8s.io/yaml gives), every line
@@ -12,14 +16,48 @@ import (
 // which matters for ResourceLists of a thousand MiniClusters; emit_test.go checks that the text
 // decodes to exactly the object's JSON.
 func emitObject(w *bufio.Writer, obj any, annotations map[string]string, indent int, first string) error {
-	v, err := objectJSON(obj)
+	v, err := objectTree(obj)
 	if err != nil {
 		return err
 	}
-	v.setAnnotations(annotations)
+	setAnnotations(&v, annotations)
 	e := emitter{w: w}
-	e.mapping(v.members, indent, first)
+	e.mapping(v.Members, indent, first)
 	return nil
+}
+
+// objectTree is obj's JSON form without status: generated objects have none, and typed structs
+// would print an empty one.
+func objectTree(obj any) (jsontree.Value, error) {
+	v, err := jsontree.FromGo(obj)
+	if err != nil {
+		return v, err
+	}
+	if v.Kind != jsontree.Object {
+		return v, fmt.Errorf("%T does not encode as a JSON object", obj)
+	}
+	v.Members = slices.DeleteFunc(v.Members, func(m jsontree.Member) bool { return m.Key == "status" })
+	return v, nil
+}
+
+// setAnnotations adds annotations to an object's metadata.
+func setAnnotations(v *jsontree.Value, annotations map[string]string) {
+	if len(annotations) == 0 {
+		return
+	}
+	meta := v.Member("metadata")
+	if meta == nil {
+		v.Set("metadata", jsontree.Value{Kind: jsontree.Object})
+		meta = v.Member("metadata")
+	}
+	a := meta.Member("annotations")
+	if a == nil {
+		meta.Set("annotations", jsontree.Value{Kind: jsontree.Object})
+		a = meta.Member("annotations")
+	}
+	for k, val := range annotations {
+		a.Set(k, jsontree.Value{Kind: jsontree.String, Text: val})
+	}
 }
 
 type emitter struct{ w *bufio.Writer }
@@ -32,7 +70,7 @@ func (e emitter) pad(n int) {
 
 // mapping writes the members (sorted) at indent; the first line starts with first (already
 // indented by the caller when it is a list item marker).
-func (e emitter) mapping(members []jsonMember, indent int, first string) {
+func (e emitter) mapping(members []jsontree.Member, indent int, first string) {
 	for i, m := range members {
 		if i == 0 && first != "" {
 			e.pad(indent - len(first))
@@ -40,55 +78,55 @@ func (e emitter) mapping(members []jsonMember, indent int, first string) {
 		} else {
 			e.pad(indent)
 		}
-		e.w.WriteString(scalarString(m.key))
+		e.w.WriteString(scalarString(m.Key))
 		e.w.WriteByte(':')
-		e.value(m.value, indent)
+		e.value(m.Value, indent)
 	}
 }
 
 // value writes what follows "key:" (or "-") for v, whose parent is at indent.
-func (e emitter) value(v jsonValue, indent int) {
-	switch v.kind {
-	case jsonObject:
-		if len(v.members) == 0 {
+func (e emitter) value(v jsontree.Value, indent int) {
+	switch v.Kind {
+	case jsontree.Object:
+		if len(v.Members) == 0 {
 			e.w.WriteString(" {}\n")
 			return
 		}
 		e.w.WriteByte('\n')
-		e.mapping(v.members, indent+2, "")
-	case jsonArray:
-		if len(v.items) == 0 {
+		e.mapping(v.Members, indent+2, "")
+	case jsontree.Array:
+		if len(v.Items) == 0 {
 			e.w.WriteString(" []\n")
 			return
 		}
 		e.w.WriteByte('\n')
-		e.sequence(v.items, indent)
-	case jsonString:
-		if literalOK(v.text) {
-			e.literal(v.text, indent+2)
+		e.sequence(v.Items, indent)
+	case jsontree.String:
+		if literalOK(v.Text) {
+			e.literal(v.Text, indent+2)
 			return
 		}
 		e.w.WriteByte(' ')
-		e.w.WriteString(scalarString(v.text))
+		e.w.WriteString(scalarString(v.Text))
 		e.w.WriteByte('\n')
-	case jsonLiteral:
+	case jsontree.Literal:
 		// Numbers, true, false and null read the same in YAML.
 		e.w.WriteByte(' ')
-		e.w.WriteString(v.text)
+		e.w.WriteString(v.Text)
 		e.w.WriteByte('\n')
 	}
 }
 
 // sequence writes list items at the parent's indent ("compact" style: `key:\n- item`).
-func (e emitter) sequence(items []jsonValue, indent int) {
+func (e emitter) sequence(items []jsontree.Value, indent int) {
 	for _, item := range items {
 		switch {
-		case item.kind == jsonObject && len(item.members) > 0:
-			e.mapping(item.members, indent+2, "- ")
-		case item.kind == jsonObject:
+		case item.Kind == jsontree.Object && len(item.Members) > 0:
+			e.mapping(item.Members, indent+2, "- ")
+		case item.Kind == jsontree.Object:
 			e.pad(indent)
 			e.w.WriteString("- {}\n")
-		case item.kind == jsonArray:
+		case item.Kind == jsontree.Array:
 			e.pad(indent)
 			e.w.WriteString("-")
 			e.value(item, indent+2)

@@ -5,7 +5,6 @@ package generators
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+	"github.com/minicluster-fn/minicluster-fn/internal/jsontree"
 )
 
 // Object is a typed Kubernetes object with metadata.
@@ -102,16 +102,19 @@ func resolveNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, placeholder n
 	return newNames(mc, opts, jobHash, keygenHash, servicesHash), nil
 }
 
-// shortHash is the first HashSuffixLength hex digits of the SHA-256 of the values' JSON (map keys
-// are sorted by encoding/json, so it is deterministic).
+// shortHash is the first HashSuffixLength hex digits of the SHA-256 of the values' canonical
+// JSON form (object members sorted), so it is deterministic. It is built with jsontree rather
+// than encoding/json, which would first build encoders for the whole core/v1 API.
 func shortHash(values ...any) (string, error) {
 	h := sha256.New()
+	var buf []byte
 	for _, v := range values {
-		b, err := json.Marshal(v)
+		tree, err := jsontree.FromGo(v)
 		if err != nil {
 			return "", fmt.Errorf("hashing the pod template: %w", err)
 		}
-		h.Write(b)
+		buf = tree.AppendCanonical(buf[:0])
+		h.Write(buf)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:v1alpha2.HashSuffixLength], nil
 }

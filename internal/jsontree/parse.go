@@ -1,8 +1,9 @@
-package fn
+// Package jsontree holds an object's JSON form as a tree with sorted object members: built from a
+// Go value without encoding/json (FromGo), or parsed from JSON text (Parse). The YAML writers and
+// the hashes that name Jobs work from it.
+package jsontree
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,112 +13,83 @@ import (
 	"unicode/utf8"
 )
 
-// jsonValue is one value of an object's JSON form: an object (members sorted by key), an array, a
-// string, or a literal (a number, true, false or null, as written). Both YAML writers work from
-// it. It is parsed by hand from encoding/json's output because decoding into map[string]any with
-// reflection was the largest cost of writing a thousand MiniClusters' objects.
-type jsonValue struct {
-	kind    jsonKind
-	text    string       // a string's value, or a literal as written
-	members []jsonMember // an object's members, sorted by key
-	items   []jsonValue  // an array's elements
+// Value is one JSON value: an object (members sorted by key), an array, a string, or a literal (a
+// number, true, false or null, as written).
+type Value struct {
+	Kind    Kind
+	Text    string   // a string's value, or a literal as written
+	Members []Member // an object's members, sorted by key
+	Items   []Value  // an array's elements
 }
 
-type jsonKind uint8
+// Kind is what a Value holds.
+type Kind uint8
 
 const (
-	jsonObject jsonKind = iota
-	jsonArray
-	jsonString
-	jsonLiteral
+	Object Kind = iota
+	Array
+	String
+	Literal
 )
 
-type jsonMember struct {
-	key   string
-	value jsonValue
+// Member is one member of an object.
+type Member struct {
+	Key   string
+	Value Value
 }
 
-// objectJSON is obj's JSON form without status: generated objects have none, and typed structs
-// would print an empty one.
-func objectJSON(obj any) (jsonValue, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// Scripts are full of <, > and &; unescaped they need no decoding below.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(obj); err != nil {
-		return jsonValue{}, err
-	}
-	p := jsonParser{data: buf.Bytes()}
-	v, err := p.value()
-	if err != nil {
-		return jsonValue{}, err
-	}
-	if v.kind != jsonObject {
-		return jsonValue{}, fmt.Errorf("%T does not encode as a JSON object", obj)
-	}
-	v.members = slices.DeleteFunc(v.members, func(m jsonMember) bool { return m.key == "status" })
-	return v, nil
-}
-
-// member returns the value of the object member key, or nil.
-func (v *jsonValue) member(key string) *jsonValue {
-	i, ok := slices.BinarySearchFunc(v.members, key, func(m jsonMember, k string) int { return strings.Compare(m.key, k) })
+// Member returns the value of the object member key, or nil.
+func (v *Value) Member(key string) *Value {
+	i, ok := slices.BinarySearchFunc(v.Members, key, func(m Member, k string) int { return strings.Compare(m.Key, k) })
 	if !ok {
 		return nil
 	}
-	return &v.members[i].value
+	return &v.Members[i].Value
 }
 
-// set gives the object member key the value val, keeping the members sorted.
-func (v *jsonValue) set(key string, val jsonValue) {
-	i, ok := slices.BinarySearchFunc(v.members, key, func(m jsonMember, k string) int { return strings.Compare(m.key, k) })
+// Set gives the object member key the value val, keeping the members sorted.
+func (v *Value) Set(key string, val Value) {
+	i, ok := slices.BinarySearchFunc(v.Members, key, func(m Member, k string) int { return strings.Compare(m.Key, k) })
 	if ok {
-		v.members[i].value = val
+		v.Members[i].Value = val
 		return
 	}
-	v.members = slices.Insert(v.members, i, jsonMember{key, val})
+	v.Members = slices.Insert(v.Members, i, Member{key, val})
 }
 
-// setAnnotations adds annotations to an object's metadata.
-func (v *jsonValue) setAnnotations(annotations map[string]string) {
-	if len(annotations) == 0 {
-		return
+// Parse reads one JSON value.
+func Parse(data []byte) (Value, error) {
+	p := parser{data: data}
+	v, err := p.value()
+	if err != nil {
+		return Value{}, err
 	}
-	meta := v.member("metadata")
-	if meta == nil {
-		v.set("metadata", jsonValue{kind: jsonObject})
-		meta = v.member("metadata")
+	if p.skipSpace(); p.pos != len(p.data) {
+		return Value{}, p.errorf("unexpected text after the value")
 	}
-	a := meta.member("annotations")
-	if a == nil {
-		meta.set("annotations", jsonValue{kind: jsonObject})
-		a = meta.member("annotations")
-	}
-	for k, val := range annotations {
-		a.set(k, jsonValue{kind: jsonString, text: val})
-	}
+	return v, nil
 }
 
-// jsonParser reads the compact, valid JSON encoding/json writes.
-type jsonParser struct {
+// parser reads the compact, valid JSON encoding/json writes.
+type parser struct {
 	data []byte
 	pos  int
 }
 
-func (p *jsonParser) skipSpace() {
+func (p *parser) skipSpace() {
 	for p.pos < len(p.data) && strings.IndexByte(" \t\r\n", p.data[p.pos]) >= 0 {
 		p.pos++
 	}
 }
 
-func (p *jsonParser) errorf(format string, args ...any) error {
+func (p *parser) errorf(format string, args ...any) error {
 	return fmt.Errorf("JSON at offset %d: %s", p.pos, fmt.Sprintf(format, args...))
 }
 
-func (p *jsonParser) value() (jsonValue, error) {
+func (p *parser) value() (Value, error) {
 	p.skipSpace()
 	if p.pos >= len(p.data) {
-		return jsonValue{}, p.errorf("unexpected end")
+		return Value{}, p.errorf("unexpected end")
 	}
 	switch p.data[p.pos] {
 	case '{':
@@ -126,20 +98,20 @@ func (p *jsonParser) value() (jsonValue, error) {
 		return p.array()
 	case '"':
 		s, err := p.string()
-		return jsonValue{kind: jsonString, text: s}, err
+		return Value{Kind: String, Text: s}, err
 	}
 	start := p.pos
 	for p.pos < len(p.data) && strings.IndexByte(",]} \t\r\n", p.data[p.pos]) < 0 {
 		p.pos++
 	}
 	if p.pos == start {
-		return jsonValue{}, p.errorf("unexpected %q", p.data[p.pos])
+		return Value{}, p.errorf("unexpected %q", p.data[p.pos])
 	}
-	return jsonValue{kind: jsonLiteral, text: string(p.data[start:p.pos])}, nil
+	return Value{Kind: Literal, Text: string(p.data[start:p.pos])}, nil
 }
 
-func (p *jsonParser) object() (jsonValue, error) {
-	v := jsonValue{kind: jsonObject}
+func (p *parser) object() (Value, error) {
+	v := Value{Kind: Object}
 	p.pos++ // {
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
@@ -164,7 +136,7 @@ func (p *jsonParser) object() (jsonValue, error) {
 		if err != nil {
 			return v, err
 		}
-		v.members = append(v.members, jsonMember{key, val})
+		v.Members = append(v.Members, Member{key, val})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return v, p.errorf("unexpected end in an object")
@@ -178,12 +150,12 @@ func (p *jsonParser) object() (jsonValue, error) {
 		}
 	}
 	// encoding/json writes struct fields in declaration order; YAML output sorts them.
-	slices.SortFunc(v.members, func(a, b jsonMember) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(v.Members, func(a, b Member) int { return strings.Compare(a.Key, b.Key) })
 	return v, nil
 }
 
-func (p *jsonParser) array() (jsonValue, error) {
-	v := jsonValue{kind: jsonArray}
+func (p *parser) array() (Value, error) {
+	v := Value{Kind: Array}
 	p.pos++ // [
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
@@ -195,7 +167,7 @@ func (p *jsonParser) array() (jsonValue, error) {
 		if err != nil {
 			return v, err
 		}
-		v.items = append(v.items, item)
+		v.Items = append(v.Items, item)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return v, p.errorf("unexpected end in an array")
@@ -211,7 +183,7 @@ func (p *jsonParser) array() (jsonValue, error) {
 }
 
 // string reads a quoted string.
-func (p *jsonParser) string() (string, error) {
+func (p *parser) string() (string, error) {
 	p.pos++ // "
 	start := p.pos
 	for p.pos < len(p.data) {
@@ -228,7 +200,7 @@ func (p *jsonParser) string() (string, error) {
 }
 
 // escapedString finishes a string that has escapes, from the escape at p.pos.
-func (p *jsonParser) escapedString(start int) (string, error) {
+func (p *parser) escapedString(start int) (string, error) {
 	buf := append(make([]byte, 0, 2*(p.pos-start)+16), p.data[start:p.pos]...)
 	for p.pos < len(p.data) {
 		c := p.data[p.pos]
@@ -286,7 +258,7 @@ func (p *jsonParser) escapedString(start int) (string, error) {
 }
 
 // hex4 reads the four hex digits of a \u escape.
-func (p *jsonParser) hex4() (rune, bool) {
+func (p *parser) hex4() (rune, bool) {
 	if p.pos+4 > len(p.data) {
 		return 0, false
 	}

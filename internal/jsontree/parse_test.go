@@ -1,4 +1,4 @@
-package fn
+package jsontree
 
 import (
 	"encoding/json"
@@ -15,14 +15,14 @@ func TestJSONParserStrings(t *testing.T) {
 		if err := json.Unmarshal([]byte(raw), &want); err != nil {
 			t.Fatalf("encoding/json rejects %s: %v", raw, err)
 		}
-		p := jsonParser{data: []byte(raw)}
+		p := parser{data: []byte(raw)}
 		got, err := p.value()
 		if err != nil {
 			t.Errorf("%s: %v", raw, err)
 			continue
 		}
-		if got.kind != jsonString || got.text != want {
-			t.Errorf("%s: got %q (kind %d), want %q", raw, got.text, got.kind, want)
+		if got.Kind != String || got.Text != want {
+			t.Errorf("%s: got %q (kind %d), want %q", raw, got.Text, got.Kind, want)
 		}
 	}
 }
@@ -30,7 +30,7 @@ func TestJSONParserStrings(t *testing.T) {
 // TestJSONParserRejects: malformed JSON is an error, never a panic or a silent value.
 func TestJSONParserRejects(t *testing.T) {
 	for _, raw := range []string{``, `{`, `{"a"}`, `{"a":1`, `{"a":1,}`, `[1,`, `[1 2]`, `"abc`, `"\u12"`, `"\q"`, `{"a":1]`} {
-		p := jsonParser{data: []byte(raw)}
+		p := parser{data: []byte(raw)}
 		if v, err := p.value(); err == nil {
 			t.Errorf("%q: no error, got %+v", raw, v)
 		}
