@@ -70,8 +70,8 @@ func TestFromGoMatchesEncodingJSON(t *testing.T) {
 			Spec: corev1.PodSpec{
 				TerminationGracePeriodSeconds: &grace,
 				Containers: []corev1.Container{{Name: "c", Image: "i",
-					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}},
-					Ports:     []corev1.ContainerPort{{ContainerPort: 8050}},
+					Resources:     corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}},
+					Ports:         []corev1.ContainerPort{{ContainerPort: 8050}},
 					LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}},
 				}},
 				Overhead: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
