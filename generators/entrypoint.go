@@ -1,7 +1,6 @@
 package generators
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"maps"
@@ -108,7 +107,8 @@ func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error
 }
 
 func render(name string, data any) (string, error) {
-	var b bytes.Buffer
+	var b strings.Builder
+	b.Grow(8 << 10) // the longest script is about 7 KB
 	if err := entrypointTemplates.ExecuteTemplate(&b, name, data); err != nil {
 		return "", fmt.Errorf("rendering entrypoint template %s: %w", name, err)
 	}
