@@ -1,12 +1,14 @@
 package fn
 
 import (
+	"bufio"
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/minicluster-fn/minicluster-fn/tests/bench/benchinput"
 )
 
 // runStreamBench times Stream, the path the binary takes, on a ResourceList's text.
@@ -39,27 +41,14 @@ func BenchmarkStreamHelloWorld(b *testing.B) {
 	runStreamBench(b, []byte(input))
 }
 
-// BenchmarkStream1000 is BenchmarkProcess1000 through Stream.
+// BenchmarkStream1000 runs 1,000 MiniClusters (distinct names, one file each) in one ResourceList,
+// the input of the whole-process script.
 func BenchmarkStream1000(b *testing.B) {
-	var input strings.Builder
-	input.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
-	for i := range 1000 {
-		name := fmt.Sprintf("mc-%05d", i)
-		fmt.Fprintf(&input, `- apiVersion: flux-framework.org/v1alpha2
-  kind: MiniCluster
-  metadata:
-    name: %[1]s
-    annotations:
-      config.kubernetes.io/local-config: "true"
-      internal.config.kubernetes.io/path: clusters/%[1]s.yaml
-  spec:
-    size: %[2]d
-    logging:
-      quiet: true
-    containers:
-    - image: ubuntu:noble
-      command: echo hello world %[3]d
-`, name, 2+i%7, i)
+	var input bytes.Buffer
+	w := bufio.NewWriter(&input)
+	benchinput.WriteMany(w, 1000)
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
 	}
-	runStreamBench(b, []byte(input.String()))
+	runStreamBench(b, input.Bytes())
 }
