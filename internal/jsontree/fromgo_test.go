@@ -19,7 +19,7 @@ type inner struct {
 	B int    `json:"b,omitempty"`
 }
 
-type ptrMarshaler struct{ n int }
+type ptrMarshaler struct{}
 
 func (p *ptrMarshaler) MarshalJSON() ([]byte, error) { return []byte(`{"ptr":true}`), nil }
 
@@ -33,7 +33,6 @@ type outer struct {
 	A        string            `json:"a"` // shadows inner.A
 	Named    inner             `json:"named"`
 	Skip     string            `json:"-"`
-	Dash     string            `json:"-,"`
 	private  string            //nolint:unused // unexported: never written
 	Untagged string            //
 	Bytes    []byte            `json:"bytes"`
@@ -59,7 +58,7 @@ type Extra struct {
 func TestFromGoMatchesEncodingJSON(t *testing.T) {
 	grace := int64(30)
 	values := map[string]any{
-		"rules": outer{inner: inner{A: "shadowed", B: 2}, A: "top", Named: inner{A: "n"}, Skip: "x", Dash: "d", private: "p",
+		"rules": outer{inner: inner{A: "shadowed", B: 2}, A: "top", Named: inner{A: "n"}, Skip: "x", private: "p",
 			Untagged: "u", Bytes: []byte("hi\x00"), Empty: []string{}, Map: map[string]inner{"z": {}, "a": {A: "1"}},
 			Iface: map[string]any{"k": []any{1, "two", nil}}, ZeroNeg: zeroer{X: -1}, Float: 1.5, Small: 1e-9, Big: 3e21},
 		"nil embedded pointer": outer{Extra: nil},
