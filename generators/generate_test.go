@@ -324,7 +324,9 @@ func TestKeygenLeastPrivilege(t *testing.T) {
 }
 
 func TestCurveSources(t *testing.T) {
-	inline := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  flux:\n    curveCert: |\n      metadata\n          name = \"x\"\n", 1)
+	// A test key (minicluster-fn keygen), used nowhere else.
+	inline := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  flux:\n    curveCert: |\n      metadata\n          name = \"x\"\n"+
+		"      curve\n          public-key = \"c}NG4WENO2G^QC(hmSa^X{2e@*[:Jsy-?4E+0hm&\"\n          secret-key = \"2>z28r<BA2.pj0i)fwwlZvr}a!@d0dLl>ycW$eWI\"\n", 1)
 	objs, _ := generate(t, inline)
 	if len(find[*rbacv1.Role](objs, nil)) != 0 {
 		t.Error("an inline certificate needs no keygen objects")

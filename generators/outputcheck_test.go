@@ -178,8 +178,8 @@ spec:
       metadata
           name = "flux-sample"
       curve
-          public-key = "not checked here"
-          secret-key = "not checked here"
+          public-key = "c}NG4WENO2G^QC(hmSa^X{2e@*[:Jsy-?4E+0hm&"
+          secret-key = "2>z28r<BA2.pj0i)fwwlZvr}a!@d0dLl>ycW$eWI"
   containers: [{image: ubuntu:noble, command: hostname}]`,
 	"curve-secret": `  annotations: {minicluster-fn.dev/curve-secret: my-cert}
 spec:

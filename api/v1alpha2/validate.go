@@ -166,6 +166,7 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 		}
 		errs = append(errs, validateContainer(c, p, c.Name, svcNames, nil)...)
 	}
+	errs = append(errs, validateFluxText(&s.Flux, spec.Child("flux"))...)
 	errs = append(errs, validateSharedVolumes(s.Containers, cp)...)
 	errs = append(errs, validateSharedVolumes(s.Services, sp)...)
 	sortErrors(errs)
@@ -289,6 +290,7 @@ func validateContainer(c *MiniClusterContainer, p *field.Path, name string, seen
 		}
 		seen[name] = p.String()
 	}
+	errs = append(errs, validateCommands(&c.Commands, p.Child("commands"))...)
 	if c.Launcher && c.Batch {
 		errs = append(errs, field.Forbidden(p.Child("batch"), "launcher and batch cannot both be true"))
 	}

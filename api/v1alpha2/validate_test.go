@@ -60,6 +60,12 @@ func TestBadInputNamesTheField(t *testing.T) {
 		"wrong type":         {"  size: four\n  containers: [{image: a}]", []string{"spec.size"}},
 		"logLevel":           {"  flux: {logLevel: 9}\n  containers: [{image: a}]", []string{"spec.flux.logLevel"}},
 		"secret without key": {"  containers: [{image: a, secrets: {TOKEN: {name: s}}}]", []string{"spec.containers[0].secrets[TOKEN].key"}},
+		"hook not bash":      {"  containers: [{image: a, commands: {pre: \"if true; then echo\"}}]", []string{"spec.containers[0].commands.pre"}},
+		"prefix not bash":    {"  containers: [{image: a, commands: {prefix: \"time (\"}}]", []string{"spec.containers[0].commands.prefix"}},
+		"service hook":       {"  services: [{name: s, image: a, commands: {servicePre: \"echo 'x\"}}]\n  containers: [{image: a}]", []string{"spec.services[0].commands.servicePre"}},
+		"submit not bash":    {"  flux: {submitCommand: \"flux submit |\"}\n  containers: [{image: a}]", []string{"spec.flux.submitCommand"}},
+		"brokerConfig TOML":  {"  flux: {brokerConfig: \"[bootstrap\"}\n  containers: [{image: a}]", []string{"spec.flux.brokerConfig"}},
+		"curveCert broken":   {"  flux: {curveCert: \"metadata\\n    name = \\\"x\\\"\\n\"}\n  containers: [{image: a}]", []string{"spec.flux.curveCert"}},
 		"leadBroker missing": {"  flux: {bursting: {leadBroker: {name: l}}}\n  containers: [{image: a}]", []string{"spec.flux.bursting.leadBroker.address", "spec.flux.bursting.leadBroker.size"}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -148,5 +154,25 @@ func TestUserNamedHostsNeedStableNames(t *testing.T) {
 				t.Errorf("with job-naming: hash: errors at %v, want one at %s", got, want)
 			}
 		})
+	}
+}
+
+// TestCurveCertProblemsHideTheKey: a broken inline certificate is named, and no part of its
+// secret key is in the message.
+func TestCurveCertProblemsHideTheKey(t *testing.T) {
+	const secret = "2>z28r<BA2.pj0i)fwwlZvr}a!@d0dLl>ycW$eWX" // wrong last character: not the public key's
+	doc := base + "  flux:\n    curveCert: |\n      metadata\n          name = \"x\"\n      curve\n" +
+		"          public-key = \"c}NG4WENO2G^QC(hmSa^X{2e@*[:Jsy-?4E+0hm&\"\n          secret-key = \"" + secret + "\"\n  containers: [{image: a}]\n"
+	mc, errs := Decode([]byte(doc))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	mc.Default()
+	errs = mc.Validate(Options{JobNaming: JobNamingHash})
+	if len(errs) != 1 || errs[0].Field != "spec.flux.curveCert" {
+		t.Fatalf("want one error at spec.flux.curveCert, got %v", errs)
+	}
+	if msg := errs[0].Error(); strings.Contains(msg, secret[:10]) || strings.Contains(msg, secret[30:]) {
+		t.Errorf("the message shows the secret key: %s", msg)
 	}
 }
