@@ -6,8 +6,9 @@
 # with the exec generator vs kustomize build of the already-rendered output. Targets are printed next
 # to the numbers; a missed target never fails the script (machines are noisy).
 #
-# Uses hyperfine when installed (apt-get install -y hyperfine), else a bash loop timed with
-# date +%s%N; GNU time (/usr/bin/time -v, apt-get install -y time) or /proc for peak RSS.
+# Every command is started directly, without a shell, as kustomize and kpt start an exec function
+# (tests/bench/proctime); GNU time (/usr/bin/time -v, apt-get install -y time) or /proc gives the
+# peak RSS.
 # Environment: KUSTOMIZE (default <repo>/bin/kustomize), RUNS (default 300), GO (default go).
 set -euo pipefail
 
@@ -26,7 +27,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "${tmp}"' EXIT
 
 # --- inputs -----------------------------------------------------------------------------------
-(cd "${root}" && GOTOOLCHAIN=local GOFLAGS=-buildvcs=false "${go}" build -o "${tmp}/genrl" ./tests/bench/genrl)
+(cd "${root}" && GOTOOLCHAIN=local GOFLAGS=-buildvcs=false "${go}" build -o "${tmp}/" ./tests/bench/genrl ./tests/bench/proctime)
 "${tmp}/genrl" -wrap "${root}/examples/hello-world/minicluster.yaml" > "${tmp}/hello.yaml"
 for n in 10 100 1000; do
   "${tmp}/genrl" -n "${n}" > "${tmp}/rl-${n}.yaml"
@@ -40,37 +41,20 @@ for f in "${tmp}"/hello.yaml "${tmp}"/rl-*.yaml; do
   fi
 done
 
-# --- timing helpers: every function prints one sample per line, in milliseconds ---------------
-# percentile P FILE: nearest-rank percentile of the samples in FILE.
-percentile() {
-  sort -n "$2" | awk -v p="$1" '{ v[NR] = $1 } END { i = int((p / 100) * NR + 0.999999); if (i < 1) i = 1; if (i > NR) i = NR; printf "%.2f", v[i] }'
-}
-
-have_hyperfine=false
-command -v hyperfine > /dev/null 2>&1 && have_hyperfine=true
-
-# samples N OUT CMD...: run CMD (a bash command line) N times after 10 warmup runs; samples in ms.
-samples() {
-  local n="$1" out="$2"
+# --- timing helpers ----------------------------------------------------------------------------
+# timed RUNS INPUT CMD...: whole runs of CMD (stdin from INPUT unless it is "-") after 10 warmup
+# runs; prints "min M median M p90 P mean A" in milliseconds.
+timed() {
+  local runs="$1" input="$2"
   shift 2
-  if ${have_hyperfine}; then
-    hyperfine --shell=bash --warmup 10 --runs "${n}" --style none \
-      --export-json "${tmp}/hf.json" "$*" > /dev/null 2>&1
-    # The JSON's "times" array holds every run in seconds.
-    tr -d ' \n' < "${tmp}/hf.json" | sed -e 's/.*"times":\[\([^]]*\)\].*/\1/' | tr ',' '\n' |
-      awk '{ printf "%.4f\n", $1 * 1000 }' > "${out}"
+  if [[ "${input}" == - ]]; then
+    "${tmp}/proctime" -runs "${runs}" -warmup 10 -- "$@"
   else
-    local i s e
-    for ((i = 0; i < 10; i++)); do bash -c "$*" > /dev/null 2>&1; done
-    : > "${out}"
-    for ((i = 0; i < n; i++)); do
-      s=$(date +%s%N)
-      bash -c "$*" > /dev/null 2>&1
-      e=$(date +%s%N)
-      echo "$(( (e - s) / 1000 ))" | awk '{ printf "%.4f\n", $1 / 1000 }' >> "${out}"
-    done
+    "${tmp}/proctime" -runs "${runs}" -warmup 10 -input "${input}" -- "$@"
   fi
 }
+# field NAME LINE: the value after NAME in a line of timed.
+field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' <<< "$2"; }
 
 # peak_rss_mib FILE: peak resident set size of one run of the function on FILE, in MiB.
 peak_rss_mib() {
@@ -96,19 +80,17 @@ verdict() {
 }
 
 # --- measurements --------------------------------------------------------------------------------
-samples "${runs}" "${tmp}/hello.ms" "'${bin}' < '${tmp}/hello.yaml' > /dev/null"
-hello_med=$(percentile 50 "${tmp}/hello.ms")
+hello=$(timed "${runs}" "${tmp}/hello.yaml" "${bin}")
+hello_med=$(field median "${hello}")
+hello_p90=$(field p90 "${hello}")
 # Process start-up alone (no input read, nothing rendered), to tell start-up from work.
-samples 100 "${tmp}/version.ms" "'${bin}' version > /dev/null"
-version_med=$(percentile 50 "${tmp}/version.ms")
-hello_p90=$(percentile 90 "${tmp}/hello.ms")
+version_med=$(field median "$(timed 100 - "${bin}" version)")
 
 declare -A many_med
 for n in 10 100 1000; do
   r=50
   (( n == 1000 )) && r=20
-  samples "${r}" "${tmp}/rl-${n}.ms" "'${bin}' < '${tmp}/rl-${n}.yaml' > /dev/null"
-  many_med[${n}]=$(percentile 50 "${tmp}/rl-${n}.ms")
+  many_med[${n}]=$(field median "$(timed "${r}" "${tmp}/rl-${n}.yaml" "${bin}")")
 done
 rss_1000=$(peak_rss_mib "${tmp}/rl-1000.yaml")
 
@@ -136,19 +118,15 @@ if [[ -x "${kustomize}" ]]; then
   if ! cmp -s "${tmp}/static/rendered.yaml" "${tmp}/noop.out"; then
     echo "warning: kustomize build with the no-op function differs from the real one" >&2
   fi
-  samples 100 "${tmp}/kgen.ms" "'${kustomize}' build --enable-alpha-plugins --enable-exec '${tmp}/gen' > /dev/null"
-  samples 100 "${tmp}/kstatic.ms" "'${kustomize}' build '${tmp}/static' > /dev/null"
-  samples 100 "${tmp}/knoop.ms" "'${kustomize}' build --enable-alpha-plugins --enable-exec '${tmp}/noop' > /dev/null"
-  kgen=$(percentile 50 "${tmp}/kgen.ms")
-  kstatic=$(percentile 50 "${tmp}/kstatic.ms")
-  knoop=$(percentile 50 "${tmp}/knoop.ms")
+  kgen=$(field median "$(timed 100 - "${kustomize}" build --enable-alpha-plugins --enable-exec "${tmp}/gen")")
+  kstatic=$(field median "$(timed 100 - "${kustomize}" build "${tmp}/static")")
+  knoop=$(field median "$(timed 100 - "${kustomize}" build --enable-alpha-plugins --enable-exec "${tmp}/noop")")
   ratio=$(awk -v a="${kgen}" -v b="${kstatic}" 'BEGIN { printf "%.2f", a / b }')
   ratio_noop=$(awk -v a="${knoop}" -v b="${kstatic}" 'BEGIN { printf "%.2f", a / b }')
 fi
 
 # --- report --------------------------------------------------------------------------------------
-tool="bash loop (date +%s%N)"
-${have_hyperfine} && tool="$(hyperfine --version)"
+tool="tests/bench/proctime (direct exec, no shell)"
 row() { printf '%-56s %14s   %-34s %s\n' "$@"; }
 echo "minicluster-fn process timings: ${bin}"
 echo "machine: $(nproc) CPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2> /dev/null || uname -m); timer: ${tool}"
