@@ -50,6 +50,8 @@ test: lint unit bench-once integration container-test-if-podman fuzz
 ## unit: unit and golden tests, and end-to-end tests with the real kustomize and kpt
 unit: build $(KUSTOMIZE) $(KPT)
 	MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) $(GO) test -count=1 ./...
+	# MiniClusters are decoded, validated and rendered in parallel: the race detector over those paths
+	$(GO) test -race -count=1 ./api/... ./fn
 
 ## integration: tests against a real kube-apiserver (separate module tests/integration; the first
 ## compile takes ~6 min and ~3 GB)

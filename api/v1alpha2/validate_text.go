@@ -13,16 +13,16 @@ import (
 // Text the user writes that the generated scripts and config take verbatim is checked here, so a
 // typo is an error naming its field at render time instead of a broker pod that fails to start.
 
-// shellParser reads bash, the shell the generated scripts run in.
-var shellParser = syntax.NewParser(syntax.Variant(syntax.LangBash))
-
 // validateShell reports code that bash cannot parse; the message is the parser's, with its line
 // and column in the field's text.
 func validateShell(code string, p *field.Path) field.ErrorList {
 	if strings.TrimSpace(code) == "" {
 		return nil
 	}
-	if _, err := shellParser.Parse(strings.NewReader(code), ""); err != nil {
+	// A parser per call: MiniClusters are validated in parallel, and a parser keeps state. Bash is
+	// the shell the generated scripts run in.
+	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	if _, err := parser.Parse(strings.NewReader(code), ""); err != nil {
 		return field.ErrorList{field.Invalid(p, code, "is not valid bash, and the generated scripts run it as is: "+err.Error())}
 	}
 	return nil
