@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/minicluster-fn/minicluster-fn/internal/jsontree"
 )
 
 // Decode reads one MiniCluster document strictly: YAML that does not parse, a document that is not
@@ -49,7 +51,7 @@ func decodeStrict(js []byte) (*MiniCluster, field.ErrorList) {
 	strictErrs, err := sigsjson.UnmarshalStrict(js, mc, sigsjson.DisallowUnknownFields)
 	var errs field.ErrorList
 	if err != nil {
-		errs = append(errs, typeError(err))
+		errs = append(errs, typeError(err, js))
 	}
 	for _, e := range strictErrs {
 		msg := e.Error()
@@ -84,11 +86,12 @@ func explicitSize(js []byte) bool {
 	return json.Unmarshal(js, &probe) == nil && probe.Spec.Size != nil
 }
 
-// typeError turns a JSON type mismatch into a field error naming the path.
-func typeError(err error) *field.Error {
+// typeError turns a JSON type mismatch into a field error naming the path. The decoder's path has
+// no list indices (spec.containers.image); the document tells which element it is.
+func typeError(err error, js []byte) *field.Error {
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) && ute.Field != "" {
-		return field.Invalid(pathOf(ute.Field), "<"+ute.Value+">", fmt.Sprintf("wrong type: expected %s", goTypeToYAML(ute.Type.String())))
+		return field.Invalid(indexedPath(js, ute.Field, ute.Value), "<"+ute.Value+">", fmt.Sprintf("wrong type: expected %s", goTypeToYAML(ute.Type.String())))
 	}
 	if m := typeMismatch.FindStringSubmatch(err.Error()); m != nil {
 		return field.Invalid(field.NewPath(""), "<"+m[1]+">", "wrong type: expected "+goTypeToYAML(m[2]))
@@ -110,6 +113,79 @@ func goTypeToYAML(t string) string {
 		return "a list"
 	}
 	return t
+}
+
+// indexedPath finds the first place in the document that matches the dotted path (any element of
+// a list, or entry of a map, standing in between: the decoder leaves indices and keys out) and
+// holds a JSON value of the kind the decoder reported ("string", "number", "object", "array",
+// "bool"); the dotted path if there is none.
+func indexedPath(js []byte, dotted, kind string) *field.Path {
+	doc, err := jsontree.Parse(js)
+	if err != nil {
+		return pathOf(dotted)
+	}
+	kind, _, _ = strings.Cut(kind, " ") // "number 1.5"
+	var find func(v *jsontree.Value, segs []string, p *field.Path) *field.Path
+	find = func(v *jsontree.Value, segs []string, p *field.Path) *field.Path {
+		if v.Kind == jsontree.Array {
+			for i := range v.Items {
+				if found := find(&v.Items[i], segs, p.Index(i)); found != nil {
+					return found
+				}
+			}
+			if len(segs) > 0 {
+				return nil
+			}
+		}
+		if len(segs) == 0 {
+			if jsonKind(v) == kind {
+				return p
+			}
+			return nil
+		}
+		if v.Kind != jsontree.Object {
+			return nil
+		}
+		if next := v.Member(segs[0]); next != nil {
+			return find(next, segs[1:], p.Child(segs[0]))
+		}
+		// A map (volumes, secrets): its keys are not in the decoder's path either.
+		for i := range v.Members {
+			m := &v.Members[i]
+			if found := find(&m.Value, segs, p.Key(m.Key)); found != nil {
+				return found
+			}
+		}
+		return nil
+	}
+	segs := strings.Split(dotted, ".")
+	root := doc.Member(segs[0])
+	if root == nil {
+		return pathOf(dotted)
+	}
+	if found := find(root, segs[1:], field.NewPath(segs[0])); found != nil {
+		return found
+	}
+	return pathOf(dotted)
+}
+
+// jsonKind names a value's kind as encoding/json's type errors do.
+func jsonKind(v *jsontree.Value) string {
+	switch v.Kind {
+	case jsontree.Object:
+		return "object"
+	case jsontree.Array:
+		return "array"
+	case jsontree.String:
+		return "string"
+	}
+	switch v.Text {
+	case "true", "false":
+		return "bool"
+	case "null":
+		return "null"
+	}
+	return "number"
 }
 
 func pathOf(p string) *field.Path {

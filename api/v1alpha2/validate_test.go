@@ -58,6 +58,8 @@ func TestBadInputNamesTheField(t *testing.T) {
 		"bad port":           {"  containers: [{image: a, runFlux: true}, {image: b, name: b, ports: [70000]}]", []string{"spec.containers[1].ports[0]"}},
 		"headless name":      {"  network: {headlessName: 1svc}\n  containers: [{image: a}]", []string{"spec.network.headlessName"}},
 		"wrong type":         {"  size: four\n  containers: [{image: a}]", []string{"spec.size"}},
+		"wrong type in list": {"  containers: [{image: a}, {image: [b], name: b}]", []string{"spec.containers[1].image"}},
+		"wrong type in map":  {"  containers: [{image: a, volumes: {d: {path: /d, hostPath: /d}}}, {image: b, name: b, volumes: {d: {path: /d, readOnly: \"yes\"}}}]", []string{"spec.containers[1].volumes[d].readOnly"}},
 		"logLevel":           {"  flux: {logLevel: 9}\n  containers: [{image: a}]", []string{"spec.flux.logLevel"}},
 		"secret without key": {"  containers: [{image: a, secrets: {TOKEN: {name: s}}}]", []string{"spec.containers[0].secrets[TOKEN].key"}},
 		"hook not bash":      {"  containers: [{image: a, commands: {pre: \"if true; then echo\"}}]", []string{"spec.containers[0].commands.pre"}},
