@@ -285,7 +285,10 @@ func describeFile(s *source) string {
 // fileOf reads the orchestrator's path and index annotations.
 func fileOf(n *yaml.RNode) (string, int) {
 	a := n.GetAnnotations()
+	// kpt and older kustomize still send only the legacy config.kubernetes.io forms.
+	//lint:ignore SA1019 read on purpose, see above
 	file := cmp.Or(a[kioutil.PathAnnotation], a[kioutil.LegacyPathAnnotation])
+	//lint:ignore SA1019 read on purpose, see above
 	index, _ := strconv.Atoi(cmp.Or(a[kioutil.IndexAnnotation], a[kioutil.LegacyIndexAnnotation]))
 	return file, index
 }

@@ -30,6 +30,7 @@ func (p Processor) Stream(in io.Reader, out io.Writer) (Results, error) {
 	// Generated objects get the path annotations in the forms the input used, as
 	// kio.ReconcileInternalAnnotations gives the items of kyaml's framework.Execute (none for kustomize).
 	var pathKeys []string
+	//lint:ignore SA1019 the legacy form is what kpt and older kustomize read
 	for _, key := range []string{kioutil.PathAnnotation, kioutil.LegacyPathAnnotation} {
 		// (With no items at all, kyaml keeps both forms.)
 		if len(items) == 0 || slices.ContainsFunc(items, func(n *yaml.RNode) bool { _, ok := n.GetAnnotations()[key]; return ok }) {
