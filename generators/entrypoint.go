@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/template"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
@@ -52,17 +51,10 @@ const (
 //go:embed templates
 var templateFiles embed.FS
 
-// entrypointTemplates are parsed once. Parsing takes about 0.6 ms, as long as reading and checking
-// a MiniCluster, so it starts in the background when the process starts and the two overlap on a
-// second core: the function runs for a few milliseconds in all, once per kustomize build.
-var entrypointTemplates = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("entrypoint").
-		Option("missingkey=error").
-		Funcs(template.FuncMap{"shq": shellQuote, "toml": tomlString}).
-		ParseFS(templateFiles, "templates/*.sh", "templates/*.toml"))
-})
-
-func init() { go entrypointTemplates() }
+var entrypointTemplates = template.Must(template.New("entrypoint").
+	Option("missingkey=error").
+	Funcs(template.FuncMap{"shq": shellQuote, "toml": tomlString}).
+	ParseFS(templateFiles, "templates/*.sh", "templates/*.toml"))
 
 // entrypointData returns the entrypoint ConfigMap's data: ConfigMap key -> content. mc is defaulted and valid.
 func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error) {
@@ -117,7 +109,7 @@ func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error
 func render(name string, data any) (string, error) {
 	var b strings.Builder
 	b.Grow(8 << 10) // the longest script is about 7 KB
-	if err := entrypointTemplates().ExecuteTemplate(&b, name, data); err != nil {
+	if err := entrypointTemplates.ExecuteTemplate(&b, name, data); err != nil {
 		return "", fmt.Errorf("rendering entrypoint template %s: %w", name, err)
 	}
 	return b.String(), nil
