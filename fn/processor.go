@@ -114,7 +114,9 @@ func (p Processor) render(rl *ResourceList) (*rendered, error) {
 		return nil, &Failed{Results: results}
 	}
 	var dropped Results
-	out.kept, dropped = keepItems(rl.Items, sources)
+	out.kept, dropped = keepItems(slices.DeleteFunc(slices.Clone(rl.Items), func(item *yaml.RNode) bool {
+		return isKustomizeGeneratorCopy(item, rl.FunctionConfig)
+	}), sources)
 	rl.Results = append(rl.Results, dropped...)
 	slices.SortStableFunc(out.kept, byFile)
 	return out, nil
@@ -201,6 +203,21 @@ func check(node *yaml.RNode) checkedSource {
 // IsMiniCluster tells whether an item is a Flux Framework MiniCluster.
 func IsMiniCluster(n *yaml.RNode) bool {
 	return n.GetKind() == v1alpha2.Kind && strings.HasPrefix(n.GetApiVersion(), v1alpha2.Group+"/")
+}
+
+// isKustomizeGeneratorCopy tells whether item is the copy of the functionConfig that kustomize's
+// exec/container generator adds to the input only so that its pipeline has an item to run on
+// (kustomize api internal/plugins/fnplugin); kustomize marks it local-config and drops it from
+// the build. It is the only item a generator run has and, unlike a file of a kpt package or of
+// `render`, it has no path annotation. It is not returned: kustomize copies the comments of every
+// returned item that still carries its id back from the input, and for that walk it parses its
+// whole built-in OpenAPI schema, which took 45-60 ms of each `kustomize build` on the bench VM.
+func isKustomizeGeneratorCopy(item, fc *yaml.RNode) bool {
+	if fc == nil || !IsMiniCluster(item) || !sameObject(item, fc) || item.GetAnnotations()[localConfigAnnotation] != "true" {
+		return false
+	}
+	file, _ := fileOf(item)
+	return file == ""
 }
 
 func sameObject(a, b *yaml.RNode) bool {

@@ -59,7 +59,7 @@ func (p Processor) Stream(in io.Reader, out io.Writer) (Results, error) {
 	if err := kio.ReconcileInternalAnnotations(r.kept, nodeAnnos); err != nil {
 		return rl.Results, err
 	}
-	w := bufio.NewWriterSize(out, 64<<10)
+	w := newOutputWriter(out, len(r.generated))
 	texts := parallelMap(len(r.generated), func(i int) emitted {
 		g := r.generated[i]
 		return emitSet(g.objs, func(obj generators.Object) map[string]string {
@@ -153,7 +153,7 @@ func (p Processor) WriteManifests(rl *ResourceList, out io.Writer) error {
 		}
 		return emitSet(r.generated[i].objs, nil, 0, "", sep)
 	})
-	w := bufio.NewWriterSize(out, 64<<10)
+	w := newOutputWriter(out, len(r.generated))
 	return errors.Join(writeEmitted(w, texts), w.Flush())
 }
 
@@ -198,4 +198,12 @@ func writeEmitted(w *bufio.Writer, texts []emitted) error {
 		w.Write(t.text)
 	}
 	return nil
+}
+
+// newOutputWriter buffers the output of sets MiniClusters' objects: up to 64 KB (what a pipe takes
+// in one write) for many, less for a few, since every 4 KB of a fresh buffer is one more page
+// fault in a process that lives for a few milliseconds; texts larger than the buffer are
+// written straight through anyway.
+func newOutputWriter(out io.Writer, sets int) *bufio.Writer {
+	return bufio.NewWriterSize(out, min(64<<10, 16<<10*max(1, sets)))
 }
