@@ -1,13 +1,14 @@
 package generators
 
 import (
-	"embed"
+	_ "embed" // the templates
 	"fmt"
 	"maps"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
@@ -48,13 +49,75 @@ const (
 	customScriptPath = "/tmp/custom-entrypoint.sh"
 )
 
-//go:embed templates
-var templateFiles embed.FS
+// The template files, embedded as strings (parsing them from an embed.FS would copy each twice).
+// TestTemplateFilesListed checks that every file of templates/ is here.
+var (
+	//go:embed templates/broker.toml
+	brokerTOMLTemplate string
+	//go:embed templates/init.sh
+	initTemplate string
+	//go:embed templates/start.sh
+	startTemplate string
+	//go:embed templates/wait.sh
+	waitTemplate string
 
-var entrypointTemplates = template.Must(template.New("entrypoint").
-	Option("missingkey=error").
-	Funcs(template.FuncMap{"shq": shellQuote, "toml": tomlString}).
-	ParseFS(templateFiles, "templates/*.sh", "templates/*.toml"))
+	//go:embed templates/part-hook.sh
+	partHookTemplate string
+	//go:embed templates/part-identity.sh
+	partIdentityTemplate string
+	//go:embed templates/part-paths.sh
+	partPathsTemplate string
+	//go:embed templates/part-script.sh
+	partScriptTemplate string
+	//go:embed templates/part-view.sh
+	partViewTemplate string
+)
+
+// partTemplates are the files of shared {{define}} blocks, by file name.
+var partTemplates = []struct{ name, text string }{
+	{"part-hook.sh", partHookTemplate},
+	{"part-identity.sh", partIdentityTemplate},
+	{"part-paths.sh", partPathsTemplate},
+	{"part-script.sh", partScriptTemplate},
+	{"part-view.sh", partViewTemplate},
+}
+
+// scriptTemplates are the templates render executes, by file name. Each is parsed on first use,
+// with the parts, so a process parses only the scripts it writes (hello-world writes no start.sh),
+// and one that writes none (version, a ResourceList without MiniClusters) parses nothing.
+var scriptTemplates = map[string]scriptTemplate{
+	"broker.toml": newScriptTemplate("broker.toml", brokerTOMLTemplate),
+	"init.sh":     newScriptTemplate("init.sh", initTemplate),
+	"start.sh":    newScriptTemplate("start.sh", startTemplate),
+	"wait.sh":     newScriptTemplate("wait.sh", waitTemplate),
+}
+
+type scriptTemplate struct {
+	parsed func() *template.Template
+	// size is what render reserves for the output: the template's length and some (the output is
+	// mostly the template's text; hello-world's scripts are shorter than their templates).
+	size int
+}
+
+// partsTemplate is the parts, parsed once, in a template set the scripts' sets are cloned from.
+var partsTemplate = sync.OnceValue(func() *template.Template {
+	t := template.New("entrypoint").
+		Option("missingkey=error").
+		Funcs(template.FuncMap{"shq": shellQuote, "toml": tomlString})
+	for _, p := range partTemplates {
+		template.Must(t.New(p.name).Parse(p.text))
+	}
+	return t
+})
+
+func newScriptTemplate(name, text string) scriptTemplate {
+	return scriptTemplate{
+		parsed: sync.OnceValue(func() *template.Template {
+			return template.Must(template.Must(partsTemplate().Clone()).New(name).Parse(text))
+		}),
+		size: len(text) + 1<<10,
+	}
+}
 
 // entrypointData returns the entrypoint ConfigMap's data: ConfigMap key -> content. mc is defaulted and valid.
 func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error) {
@@ -107,9 +170,10 @@ func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error
 }
 
 func render(name string, data any) (string, error) {
+	t := scriptTemplates[name]
 	var b strings.Builder
-	b.Grow(8 << 10) // the longest script is about 7 KB
-	if err := entrypointTemplates.ExecuteTemplate(&b, name, data); err != nil {
+	b.Grow(t.size)
+	if err := t.parsed().Execute(&b, data); err != nil {
 		return "", fmt.Errorf("rendering entrypoint template %s: %w", name, err)
 	}
 	return b.String(), nil

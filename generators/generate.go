@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,17 +105,23 @@ func resolveNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, placeholder n
 
 // shortHash is the first HashSuffixLength hex digits of the SHA-256 of the values' canonical
 // JSON form (object members sorted), so it is deterministic. It is built with jsontree rather
-// than encoding/json, which would first build encoders for the whole core/v1 API.
+// than encoding/json, which would first build encoders for the whole core/v1 API. The text goes
+// to the hash in pieces through a reused buffer, never whole.
 func shortHash(values ...any) (string, error) {
 	h := sha256.New()
-	var buf []byte
+	buf := hashBuffers.Get().(*[]byte)
+	defer hashBuffers.Put(buf)
 	for _, v := range values {
 		tree, err := jsontree.FromGo(v)
 		if err != nil {
 			return "", fmt.Errorf("hashing the pod template: %w", err)
 		}
-		buf = tree.AppendCanonical(buf[:0])
-		h.Write(buf)
+		if *buf, err = tree.WriteCanonical(h, *buf); err != nil {
+			return "", err
+		}
 	}
-	return hex.EncodeToString(h.Sum(nil))[:v1alpha2.HashSuffixLength], nil
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))[:v1alpha2.HashSuffixLength], nil
 }
+
+var hashBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
