@@ -3,13 +3,10 @@ package v1alpha2
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"regexp"
+	"math"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/internal/jsontree"
@@ -26,79 +23,143 @@ func Decode(data []byte) (*MiniCluster, field.ErrorList) {
 	if err != nil {
 		return nil, field.ErrorList{field.Invalid(field.NewPath(""), "<document>", "YAML does not parse: "+err.Error())}
 	}
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-	}
-	if err := json.Unmarshal(js, &head); err != nil {
-		return nil, field.ErrorList{field.Invalid(field.NewPath(""), "<document>", "expected a YAML mapping with apiVersion and kind")}
-	}
-	if head.Kind != Kind || head.APIVersion != APIVersion {
-		return nil, field.ErrorList{field.Invalid(field.NewPath("kind"), head.APIVersion+", Kind="+head.Kind,
-			"not a MiniCluster: expected apiVersion "+APIVersion+" and kind "+Kind)}
-	}
-	return decodeStrict(js)
+	return decodeJSON(js)
 }
 
-var (
-	unknownField   = regexp.MustCompile(`^unknown field "(.*)"$`)
-	duplicateField = regexp.MustCompile(`^duplicate field "(.*)"$`)
-	typeMismatch   = regexp.MustCompile(`^json: cannot unmarshal (\S+) into Go struct field \S+ of type (\S+)`)
-)
+// sizeUnset is what spec.size holds before decoding, to tell an explicit 0 (an error: the
+// operator would take it for "unset") from no size. It is a valid value too: when it is there
+// after decoding, presentSize tells which it is.
+const sizeUnset = math.MinInt32
 
-func decodeStrict(js []byte) (*MiniCluster, field.ErrorList) {
+// decodeJSON decodes the JSON form of a document: first whether it is a MiniCluster (apiVersion
+// and kind), then strictly.
+//
+// jsontree.Unmarshal decodes as sigs.k8s.io/json's UnmarshalStrict would, but builds type
+// information only for the fields the document has (sigs.k8s.io/json, like encoding/json, builds
+// it for every type reachable from MiniCluster on its first call: most of core/v1), and its
+// errors carry the exact path, list indices and map keys included.
+func decodeJSON(js []byte) (*MiniCluster, field.ErrorList) {
 	mc := &MiniCluster{}
-	strictErrs, err := sigsjson.UnmarshalStrict(js, mc, sigsjson.DisallowUnknownFields)
-	var errs field.ErrorList
-	if err != nil {
-		errs = append(errs, typeError(err, js))
-	}
-	for _, e := range strictErrs {
-		msg := e.Error()
-		switch {
-		case unknownField.MatchString(msg):
-			p := unknownField.FindStringSubmatch(msg)[1]
-			errs = append(errs, field.Forbidden(pathOf(p), "unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"))
-		case duplicateField.MatchString(msg):
-			errs = append(errs, field.Duplicate(pathOf(duplicateField.FindStringSubmatch(msg)[1]), "field given twice"))
-		default:
-			errs = append(errs, field.Invalid(field.NewPath(""), "<document>", msg))
+	mc.Spec.Size = sizeUnset
+	strict, err := jsontree.Unmarshal(js, mc)
+	if err != nil || rootUnknown(strict) {
+		// The document is no clean MiniCluster; whether it is one at all decides which errors
+		// there are, as encoding/json reads apiVersion and kind (case-insensitively).
+		var head struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
 		}
-	}
-	if err != nil {
+		if err := json.Unmarshal(js, &head); err != nil {
+			return nil, field.ErrorList{field.Invalid(field.NewPath(""), "<document>", "expected a YAML mapping with apiVersion and kind")}
+		}
+		if errs := checkHead(head.APIVersion, head.Kind); errs != nil {
+			return nil, errs
+		}
+	} else if errs := checkHead(mc.APIVersion, mc.Kind); errs != nil {
+		// The members of the root are MiniCluster's (or the root is null): of them only
+		// apiVersion and kind are what encoding/json would read as them.
 		return nil, errs
 	}
-	if mc.Spec.Size == 0 && explicitSize(js) {
+	if err != nil {
+		return nil, field.ErrorList{decodeError(err)}
+	}
+	var errs field.ErrorList
+	for _, e := range strict {
+		if e.Duplicate {
+			errs = append(errs, field.Duplicate(fieldPath(e.Path), "field given twice"))
+		} else {
+			errs = append(errs, field.Forbidden(fieldPath(e.Path), "unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"))
+		}
+	}
+	switch {
+	case mc.Spec.Size == 0:
 		// Size 0 is the "unset" value of the field, so an explicit 0 has to be caught here.
 		errs = append(errs, field.Invalid(field.NewPath("spec", "size"), 0, "must be at least 1"))
+	case mc.Spec.Size == sizeUnset && !presentSize(js):
+		mc.Spec.Size = 0
 	}
 	sortErrors(errs)
 	return mc, errs
 }
 
-// explicitSize tells whether spec.size is present in the document.
-func explicitSize(js []byte) bool {
+// checkHead is the error for a document of another apiVersion or kind, or nil.
+func checkHead(apiVersion, kind string) field.ErrorList {
+	if kind != Kind || apiVersion != APIVersion {
+		return field.ErrorList{field.Invalid(field.NewPath("kind"), apiVersion+", Kind="+kind,
+			"not a MiniCluster: expected apiVersion "+APIVersion+" and kind "+Kind)}
+	}
+	return nil
+}
+
+// rootUnknown tells whether a member of the document's root is not a MiniCluster field (or may
+// be: the strict errors are cut at jsontree.MaxStrictErrors).
+func rootUnknown(strict []*jsontree.StrictError) bool {
+	if len(strict) >= jsontree.MaxStrictErrors {
+		return true
+	}
+	for _, e := range strict {
+		if len(e.Path) == 1 && !e.Duplicate {
+			return true
+		}
+	}
+	return false
+}
+
+// presentSize tells whether spec.size is in the document (and not null).
+func presentSize(js []byte) bool {
 	var probe struct {
 		Spec struct {
 			Size *json.RawMessage `json:"size"`
 		} `json:"spec"`
 	}
-	return json.Unmarshal(js, &probe) == nil && probe.Spec.Size != nil
+	_, err := jsontree.Unmarshal(js, &probe)
+	return err == nil && probe.Spec.Size != nil
 }
 
-// typeError turns a JSON type mismatch into a field error naming the path. The decoder's path has
-// no list indices (spec.containers.image); the document tells which element it is.
-func typeError(err error, js []byte) *field.Error {
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) && ute.Field != "" {
-		return field.Invalid(indexedPath(js, ute.Field, ute.Value), "<"+ute.Value+">", fmt.Sprintf("wrong type: expected %s", goTypeToYAML(ute.Type.String())))
-	}
-	if m := typeMismatch.FindStringSubmatch(err.Error()); m != nil {
-		return field.Invalid(field.NewPath(""), "<"+m[1]+">", "wrong type: expected "+goTypeToYAML(m[2]))
+// decodeError turns the error of a decoding that failed into a field error at its path.
+func decodeError(err error) *field.Error {
+	switch err := err.(type) {
+	case *jsontree.TypeError:
+		return field.Invalid(fieldPath(err.Path), "<"+err.Value+">", "wrong type: expected "+goTypeToYAML(err.Type.String()))
+	case *jsontree.ValueError:
+		// The error of a type's own decoding: a quantity or a time that does not parse.
+		bad := "<" + err.Kind + ">"
+		switch err.Kind {
+		case "string", "number", "bool":
+			bad = err.Text
+		}
+		return field.Invalid(fieldPath(err.Path), bad, err.Err.Error())
 	}
 	return field.Invalid(field.NewPath(""), "<document>", err.Error())
 }
 
+// fieldPath is a decoder path as a field path: spec.containers[1].volumes[data].path.
+func fieldPath(p jsontree.Path) *field.Path {
+	var fp *field.Path
+	for _, s := range p {
+		if fp == nil && s.Kind != jsontree.FieldStep {
+			fp = field.NewPath("")
+		}
+		switch s.Kind {
+		case jsontree.FieldStep:
+			if fp == nil {
+				fp = field.NewPath(s.Name)
+			} else {
+				fp = fp.Child(s.Name)
+			}
+		case jsontree.KeyStep:
+			fp = fp.Key(s.Name)
+		case jsontree.IndexStep:
+			fp = fp.Index(s.Index)
+		}
+	}
+	if fp == nil {
+		return field.NewPath("")
+	}
+	return fp
+}
+
+// goTypeToYAML names what a Go type holds in YAML words.
 func goTypeToYAML(t string) string {
 	switch {
 	case strings.Contains(t, "int"):
@@ -113,82 +174,4 @@ func goTypeToYAML(t string) string {
 		return "a list"
 	}
 	return t
-}
-
-// indexedPath finds the first place in the document that matches the dotted path (any element of
-// a list, or entry of a map, standing in between: the decoder leaves indices and keys out) and
-// holds a JSON value of the kind the decoder reported ("string", "number", "object", "array",
-// "bool"); the dotted path if there is none.
-func indexedPath(js []byte, dotted, kind string) *field.Path {
-	doc, err := jsontree.Parse(js)
-	if err != nil {
-		return pathOf(dotted)
-	}
-	kind, _, _ = strings.Cut(kind, " ") // "number 1.5"
-	var find func(v *jsontree.Value, segs []string, p *field.Path) *field.Path
-	find = func(v *jsontree.Value, segs []string, p *field.Path) *field.Path {
-		if v.Kind == jsontree.Array {
-			for i := range v.Items {
-				if found := find(&v.Items[i], segs, p.Index(i)); found != nil {
-					return found
-				}
-			}
-			if len(segs) > 0 {
-				return nil
-			}
-		}
-		if len(segs) == 0 {
-			if jsonKind(v) == kind {
-				return p
-			}
-			return nil
-		}
-		if v.Kind != jsontree.Object {
-			return nil
-		}
-		if next := v.Member(segs[0]); next != nil {
-			return find(next, segs[1:], p.Child(segs[0]))
-		}
-		// A map (volumes, secrets): its keys are not in the decoder's path either.
-		for i := range v.Members {
-			m := &v.Members[i]
-			if found := find(&m.Value, segs, p.Key(m.Key)); found != nil {
-				return found
-			}
-		}
-		return nil
-	}
-	segs := strings.Split(dotted, ".")
-	root := doc.Member(segs[0])
-	if root == nil {
-		return pathOf(dotted)
-	}
-	if found := find(root, segs[1:], field.NewPath(segs[0])); found != nil {
-		return found
-	}
-	return pathOf(dotted)
-}
-
-// jsonKind names a value's kind as encoding/json's type errors do.
-func jsonKind(v *jsontree.Value) string {
-	switch v.Kind {
-	case jsontree.Object:
-		return "object"
-	case jsontree.Array:
-		return "array"
-	case jsontree.String:
-		return "string"
-	}
-	switch v.Text {
-	case "true", "false":
-		return "bool"
-	case "null":
-		return "null"
-	}
-	return "number"
-}
-
-func pathOf(p string) *field.Path {
-	// Paths from the JSON decoder are already dotted (spec.containers[0].image); keep them verbatim.
-	return field.NewPath(p)
 }

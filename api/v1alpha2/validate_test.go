@@ -42,7 +42,7 @@ func TestBadInputNamesTheField(t *testing.T) {
 		"no image":           {"  containers: [{command: x}]", []string{"spec.containers[0].image"}},
 		"no containers":      {"  size: 2", []string{"spec.containers"}},
 		"unknown field":      {"  sizee: 2\n  containers: [{image: a}]", []string{"spec.sizee"}},
-		"nested unknown":     {"  containers: [{image: a, volumes: {d: {path: /d, hostpath: /d}}}]", []string{"spec.containers[0].volumes.d.hostpath"}},
+		"nested unknown":     {"  containers: [{image: a, volumes: {d: {path: /d, hostpath: /d}}}]", []string{"spec.containers[0].volumes[d].hostpath"}},
 		"two runFlux":        {"  containers: [{image: a, name: a, runFlux: true}, {image: b, name: b, runFlux: true}]", []string{"spec.containers"}},
 		"no runFlux of two":  {"  containers: [{image: a, name: a}, {image: b, name: b}]", []string{"spec.containers"}},
 		"sidecar no name":    {"  containers: [{image: a, runFlux: true}, {image: b}]", []string{"spec.containers[1].name"}},
