@@ -98,10 +98,14 @@ bench-once:
 ## fuzz: each fuzz target for a bounded time (CI's budget is about 90 s in all). New inputs are
 ## minimized for a few runs only: every run of FuzzRender starts bash.
 FUZZTIME_DECODE ?= 25s
+FUZZTIME_DIFF ?= 20s
 FUZZTIME_RENDER ?= 40s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME_DECODE) -fuzzminimizetime 20x ./api/v1alpha2
 	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME_RENDER) -fuzzminimizetime 20x ./fn
+	# the strict decoder against sigs.k8s.io/json, on MiniCluster documents and on arbitrary JSON
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeMatchesSigsJSON$$' -fuzztime $(FUZZTIME_DIFF) -fuzzminimizetime 20x ./api/v1alpha2
+	$(GO) test -run '^$$' -fuzz '^FuzzUnmarshalMatchesSigsJSON$$' -fuzztime $(FUZZTIME_DIFF) -fuzzminimizetime 20x ./internal/jsontree
 
 ## bench: Go benchmarks and whole-process timings of the function
 bench: build
