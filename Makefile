@@ -51,7 +51,7 @@ test: lint unit bench-once integration container-test-if-podman fuzz
 unit: build $(KUSTOMIZE) $(KPT)
 	MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) $(GO) test -count=1 ./...
 	# MiniClusters are decoded, validated and rendered in parallel: the race detector over those paths
-	$(GO) test -race -count=1 ./api/... ./fn
+	$(GO) test -race -count=1 ./api/... ./fn ./internal/jsontree
 
 ## integration: tests against a real kube-apiserver (separate module tests/integration; the first
 ## compile takes ~6 min and ~3 GB)
