@@ -48,13 +48,14 @@ func staleOutput(item *yaml.RNode, sources []*source) (string, bool) {
 	return instance, file == want || strings.HasSuffix(file, "/"+want)
 }
 
-// keepItems returns the items that stay: all but the earlier output for the sources and stale
-// output. Each MiniCluster whose stale output is dropped gets an info result.
-func keepItems(items []*yaml.RNode, sources []*source) ([]*yaml.RNode, Results) {
+// keepItems returns the items that stay: all but kustomize's copy of the functionConfig fc, the
+// earlier output for the sources and stale output. Each MiniCluster whose stale output is dropped
+// gets an info result.
+func keepItems(items []*yaml.RNode, fc *yaml.RNode, sources []*source) ([]*yaml.RNode, Results) {
 	var kept []*yaml.RNode
 	dropped := map[string]int{}
 	for _, item := range items {
-		if generatedBy(item, sources) {
+		if isKustomizeGeneratorCopy(item, fc) || generatedBy(item, sources) {
 			continue
 		}
 		if instance, stale := staleOutput(item, sources); stale {

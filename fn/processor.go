@@ -114,9 +114,7 @@ func (p Processor) render(rl *ResourceList) (*rendered, error) {
 		return nil, &Failed{Results: results}
 	}
 	var dropped Results
-	out.kept, dropped = keepItems(slices.DeleteFunc(slices.Clone(rl.Items), func(item *yaml.RNode) bool {
-		return isKustomizeGeneratorCopy(item, rl.FunctionConfig)
-	}), sources)
+	out.kept, dropped = keepItems(rl.Items, rl.FunctionConfig, sources)
 	rl.Results = append(rl.Results, dropped...)
 	slices.SortStableFunc(out.kept, byFile)
 	return out, nil
