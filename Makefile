@@ -23,18 +23,21 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(FN) ./cmd/minicluster-fn
 
+# The tools' targets are relative paths, so that `make bin/kustomize` and `make bin/kpt` work; the
+# recipes and tests get absolute paths (KUSTOMIZE, KPT), since the tests run in other directories.
+
 ## kustomize, pinned, installed into bin/ with go install
-$(KUSTOMIZE):
+bin/kustomize:
 	GOBIN=$(BIN) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
 ## kpt for the e2e tests, built from the pinned tools module (go.sum committed, so a fresh module
 ## cache needs no GONOSUMDB); kpt prints the version set here
-$(KPT): tools/kpt/go.mod tools/kpt/go.sum
+bin/kpt: tools/kpt/go.mod tools/kpt/go.sum
 	cd tools/kpt && $(GO) build -ldflags "-X github.com/GoogleContainerTools/kpt/run.version=$$($(GO) list -m -f '{{.Version}}' github.com/GoogleContainerTools/kpt)" \
 	  -o $(KPT) github.com/GoogleContainerTools/kpt
 
 ## run: render the hello-world example with kustomize, as a user would
-run: build $(KUSTOMIZE)
+run: build bin/kustomize
 	$(KUSTOMIZE) build --enable-alpha-plugins --enable-exec examples/hello-world
 
 ## lint: gofmt, go vet and staticcheck (pinned in the tools module tools/lint/go.mod)
@@ -48,7 +51,7 @@ lint:
 test: lint unit bench-once integration container-test-if-podman fuzz
 
 ## unit: unit and golden tests, and end-to-end tests with the real kustomize and kpt
-unit: build $(KUSTOMIZE) $(KPT)
+unit: build bin/kustomize bin/kpt
 	MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) $(GO) test -count=1 ./...
 	# MiniClusters are decoded, validated and rendered in parallel: the race detector over those paths
 	$(GO) test -race -count=1 ./api/... ./fn ./internal/jsontree
@@ -80,7 +83,7 @@ $(CONTAINERS_CONF_TEST):
 
 ## container-test: the image as a kustomize/kpt container function, and as the keygen Job's
 ## container against the test API server (podman)
-container-test: image $(KUSTOMIZE) $(KPT) $(CONTAINERS_CONF_TEST)
+container-test: image bin/kustomize bin/kpt $(CONTAINERS_CONF_TEST)
 	CONTAINERS_CONF=$(CONTAINERS_CONF_TEST) MINICLUSTER_FN=$(FN) MINICLUSTER_FN_IMAGE="$(FN_IMAGE)" KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) \
 	  $(GO) test -count=1 -run '^TestContainer' ./tests/e2e/
 	cd tests/integration && CONTAINERS_CONF=$(CONTAINERS_CONF_TEST) MINICLUSTER_FN=$(FN) MINICLUSTER_FN_IMAGE="$(FN_IMAGE)" \
