@@ -15,7 +15,7 @@ KPT := $(BIN)/kpt
 export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run test unit integration fuzz lint bench bench-once clean image container-test container-test-if-podman
+.PHONY: all build run test hygiene unit integration fuzz lint bench bench-once clean image container-test container-test-if-podman
 
 all: build
 
@@ -48,7 +48,11 @@ lint:
 	$(GO) tool -modfile=tools/lint/go.mod staticcheck ./...
 
 ## test: everything CI runs (the container tests skip, with a message, where podman is missing)
-test: lint unit bench-once integration container-test-if-podman fuzz
+test: hygiene lint unit bench-once integration container-test-if-podman fuzz
+
+## hygiene: no tracked file over 1 MB, and `go mod tidy -diff` clean in every module
+hygiene:
+	bash .ci/hygiene.sh
 
 ## unit: unit and golden tests, and end-to-end tests with the real kustomize and kpt
 unit: build bin/kustomize bin/kpt

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# hygiene: the repository holds sources, not build output, and every Go module is tidy.
+#   - no file in the Git index is over 1 MB (1,000,000 bytes): binaries and downloads belong in bin/
+#     or in caches, which .gitignore keeps out;
+#   - `go mod tidy -diff` changes nothing in any module: every go.mod in the index is checked, so a
+#     new module is covered without editing this script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+limit=1000000
+failed=0
+
+# The index's blob sizes, not the work tree's: what a commit would contain is what counts.
+while read -r _ object _ path; do
+  size=$(git cat-file -s "$object")
+  if [ "$size" -gt "$limit" ]; then
+    echo "hygiene: $path is $size bytes in the Git index, over 1 MB: build or download it instead of committing it" >&2
+    failed=1
+  fi
+done < <(git ls-files --stage)
+
+while IFS= read -r -d '' gomod; do
+  dir=$(dirname "$gomod")
+  if ! diff=$(cd "$dir" && go mod tidy -diff 2>&1); then
+    echo "hygiene: go mod tidy would change $dir (run: cd $dir && go mod tidy):" >&2
+    printf '%s\n' "$diff" >&2
+    failed=1
+  fi
+done < <(git ls-files -z '*go.mod')
+
+if [ "$failed" = 0 ]; then
+  echo "hygiene: no tracked file over 1 MB; every module is tidy"
+fi
+exit "$failed"
