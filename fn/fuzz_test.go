@@ -10,13 +10,13 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
-	"github.com/minicluster-fn/minicluster-fn/internal/outputcheck"
+	"github.com/minicluster-fn/minicluster-fn/tests/outputcheck"
 )
 
 // FuzzRender runs the whole render (what `minicluster-fn render` does with one document) on
 // fuzzed MiniClusters. It never panics; invalid input fails with error results that name a field;
 // valid input gives manifests that decode strictly into their k8s.io/api types and pass the
-// checks of internal/outputcheck with bash -n (trusting what the user wrote in a broker config or
+// checks of tests/outputcheck with bash -n (trusting what the user wrote in a broker config or
 // bursting host list: see outputcheck.Options). Shellcheck is left to the generators' tests: at
 // about a second per run it would leave the fuzzer a handful of inputs in CI's time budget.
 // Seeds: the examples, the corpus when present, and testdata/fuzz/FuzzRender (crashers stay there).

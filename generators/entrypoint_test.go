@@ -16,7 +16,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
-	"github.com/minicluster-fn/minicluster-fn/internal/outputcheck"
+	"github.com/minicluster-fn/minicluster-fn/tests/outputcheck"
 )
 
 // update rewrites the golden files of this package's tests (go test ./generators -update).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+	"github.com/minicluster-fn/minicluster-fn/internal/curve"
 )
 
 // Every object name, label and mount path of the generated manifests comes from this file.
@@ -55,7 +56,7 @@ const (
 const (
 	EntrypointMountPath = "/flux_operator"
 	CurveMountPath      = "/flux_operator_curve"
-	CurveCertKey        = "curve.cert"
+	CurveCertKey        = curve.FileName
 	InitScriptKey       = "flux-init.sh"
 	BrokerConfigKey     = "broker.toml"
 	softwareMountPath   = "/opt/software"

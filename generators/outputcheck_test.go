@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
-	"github.com/minicluster-fn/minicluster-fn/internal/outputcheck"
+	"github.com/minicluster-fn/minicluster-fn/tests/outputcheck"
 )
 
 // optionHeader starts every MiniCluster of the option table.
@@ -21,7 +21,7 @@ metadata:
   name: flux-sample
 `
 
-// optionCases are combinations of options whose output the checks of internal/outputcheck must
+// optionCases are combinations of options whose output the checks of tests/outputcheck must
 // pass: each a MiniCluster after optionHeader (metadata continues there).
 var optionCases = map[string]string{
 	"interactive": `spec:

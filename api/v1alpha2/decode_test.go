@@ -23,7 +23,7 @@ import (
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 	"github.com/minicluster-fn/minicluster-fn/internal/jsontree"
-	"github.com/minicluster-fn/minicluster-fn/internal/outputcheck"
+	"github.com/minicluster-fn/minicluster-fn/tests/outputcheck"
 )
 
 // checkSameAsSigsJSON decodes the JSON text js into a MiniCluster with jsontree.Unmarshal (what

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
-	"github.com/minicluster-fn/minicluster-fn/internal/outputcheck"
+	"github.com/minicluster-fn/minicluster-fn/tests/outputcheck"
 )
 
 // documentLevel tells whether e is about the whole document (it does not parse, is empty or is not

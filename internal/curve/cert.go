@@ -14,6 +14,10 @@ import (
 // KeySize is the size in bytes of a CURVE public or secret key.
 const KeySize = 32
 
+// FileName is the name of a certificate file as Flux reads it, and so the key that holds one in
+// the certificate ConfigMap or Secret, which the broker pods mount as a file.
+const FileName = "curve.cert"
+
 // keyTextSize is the length of a key in Z85 text.
 const keyTextSize = KeySize / 4 * 5 // 40
 

@@ -14,7 +14,6 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/utils/ptr"
 
-	"github.com/minicluster-fn/minicluster-fn/generators"
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
 )
 
@@ -83,7 +82,7 @@ func (c *Client) Publish(ctx context.Context, t Target, cert *curve.Cert, log io
 		},
 		// The key pair never changes once made; immutable also spares kubelet from watching it.
 		Immutable: ptr.To(true),
-		Data:      map[string]string{generators.CurveCertKey: string(cert.Marshal())},
+		Data:      map[string]string{curve.FileName: string(cert.Marshal())},
 	}
 	err = c.withRetry(ctx, log, "create ConfigMap "+c.ref(t.ConfigMap), func(ctx context.Context) error {
 		return c.rest.Post().Namespace(c.namespace).Resource("configmaps").
@@ -113,14 +112,14 @@ func (c *Client) existing(ctx context.Context, t Target, log io.Writer) (bool, e
 	if err != nil {
 		return false, c.describe("get ConfigMap "+c.ref(t.ConfigMap), err)
 	}
-	text, ok := cm.Data[generators.CurveCertKey]
+	text, ok := cm.Data[curve.FileName]
 	if !ok {
 		return true, fmt.Errorf("ConfigMap %s %w: it has no key %q; it was left unchanged, delete it to have a new certificate made",
-			c.ref(t.ConfigMap), ErrInvalidExisting, generators.CurveCertKey)
+			c.ref(t.ConfigMap), ErrInvalidExisting, curve.FileName)
 	}
 	if _, err := curve.Parse([]byte(text)); err != nil {
 		return true, fmt.Errorf("ConfigMap %s %w in key %q (%v); it was left unchanged, delete it to have a new certificate made",
-			c.ref(t.ConfigMap), ErrInvalidExisting, generators.CurveCertKey, err)
+			c.ref(t.ConfigMap), ErrInvalidExisting, curve.FileName, err)
 	}
 	return true, nil
 }

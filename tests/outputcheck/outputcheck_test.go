@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minicluster-fn/minicluster-fn/generators"
-	"github.com/minicluster-fn/minicluster-fn/internal/outputcheck"
+	"github.com/minicluster-fn/minicluster-fn/tests/outputcheck"
 )
 
 const helloWorld = `apiVersion: flux-framework.org/v1alpha2
