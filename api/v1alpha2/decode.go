@@ -68,7 +68,8 @@ func decodeJSON(js []byte) (*MiniCluster, field.ErrorList) {
 		if e.Duplicate {
 			errs = append(errs, field.Duplicate(fieldPath(e.Path), "field given twice"))
 		} else {
-			errs = append(errs, field.Forbidden(fieldPath(e.Path), "unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"))
+			p := fieldPath(e.Path)
+			errs = append(errs, field.Forbidden(p, UnknownFieldDetail(p)))
 		}
 	}
 	switch {

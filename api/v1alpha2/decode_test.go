@@ -599,7 +599,8 @@ func legacyDecode(data []byte) (*v1alpha2.MiniCluster, field.ErrorList) {
 	unknownField := regexp.MustCompile(`^unknown field "(.*)"$`)
 	for _, e := range strictErrs {
 		if m := unknownField.FindStringSubmatch(e.Error()); m != nil {
-			errs = append(errs, field.Forbidden(field.NewPath(m[1]), "unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"))
+			p := field.NewPath(m[1])
+			errs = append(errs, field.Forbidden(p, v1alpha2.UnknownFieldDetail(p)))
 		} else {
 			errs = append(errs, field.Invalid(field.NewPath(""), "<document>", e.Error()))
 		}

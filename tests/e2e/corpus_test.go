@@ -14,7 +14,7 @@ import (
 )
 
 // minCorpusSuccesses is how many corpus files must render. Measured: 32 of 33; the one that fails
-// (elasticity/horizontal-autoscaler/v2-custom-metric) uses the stale field existingVolumes.
+// (elasticity/horizontal-autoscaler/v2-custom-metric) uses existingVolumes of the operator's v1alpha1 API.
 const minCorpusSuccesses = 30
 
 // corpusFiles returns the MiniCluster files of the flux-operator examples corpus (MINICLUSTER_FN_CORPUS
