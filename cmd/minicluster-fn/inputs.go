@@ -38,7 +38,7 @@ func readMiniClusterFiles(files []string, stdin io.Reader) ([]*yaml.RNode, fn.Re
 			SetAnnotations: map[string]string{kioutil.PathAnnotation: file},
 		}).Read()
 		if err != nil {
-			problem(file, 0, "YAML does not parse: "+err.Error())
+			problem(file, 0, "YAML does not parse: "+yamlSyntaxProblem(data, err))
 			continue
 		}
 		if len(docs) == 0 {
