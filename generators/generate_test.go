@@ -293,7 +293,7 @@ func TestKeygenLeastPrivilege(t *testing.T) {
 	}
 	want := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"flux-sample-curve"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"flux-sample"}, Verbs: []string{"get"}},
 		{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{"flux-sample"}, Verbs: []string{"get"}},
 	}
 	if toJSON(t, roles[0].Rules) != toJSON(t, want) {
@@ -309,7 +309,7 @@ func TestKeygenLeastPrivilege(t *testing.T) {
 		*c.SecurityContext.AllowPrivilegeEscalation || !slices.Equal(c.SecurityContext.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 		t.Errorf("keygen pod is not Pod Security restricted: %s", toJSON(t, pod))
 	}
-	wantArgs := []string{"keygen", "--publish", "--name", "flux-sample-curve", "--owner-service", "flux-sample", "--cert-name", "flux-sample"}
+	wantArgs := []string{"keygen", "--publish", "--name", "flux-sample", "--owner-service", "flux-sample", "--cert-name", "flux-sample"}
 	if !slices.Equal(c.Args, wantArgs) {
 		t.Errorf("keygen args %v, want %v", c.Args, wantArgs)
 	}
@@ -331,14 +331,14 @@ func TestCurveSources(t *testing.T) {
 	if len(find[*rbacv1.Role](objs, nil)) != 0 {
 		t.Error("an inline certificate needs no keygen objects")
 	}
-	cms := find(objs, func(c *corev1.ConfigMap) bool { return c.Name == "flux-sample-curve" })
+	cms := find(objs, func(c *corev1.ConfigMap) bool { return c.Name == "flux-sample" })
 	if len(cms) != 1 || !strings.Contains(cms[0].Data[CurveCertKey], `name = "x"`) {
-		t.Errorf("want the inline certificate in ConfigMap flux-sample-curve, got %s", toJSON(t, cms))
+		t.Errorf("want the inline certificate in ConfigMap flux-sample, got %s", toJSON(t, cms))
 	}
 
 	secret := strings.Replace(helloWorld, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/curve-secret: my-cert", 1)
 	objs, _ = generate(t, secret)
-	if len(find[*rbacv1.Role](objs, nil)) != 0 || len(find(objs, func(c *corev1.ConfigMap) bool { return c.Name == "flux-sample-curve" })) != 0 {
+	if len(find[*rbacv1.Role](objs, nil)) != 0 || len(find(objs, func(c *corev1.ConfigMap) bool { return c.Name == "flux-sample" })) != 0 {
 		t.Error("a referenced Secret needs no keygen objects and no curve ConfigMap")
 	}
 	for _, v := range brokerJobOf(t, objs).Spec.Template.Spec.Volumes {

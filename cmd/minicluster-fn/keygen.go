@@ -62,7 +62,7 @@ which Flux CD can decrypt when it applies) before you commit it, or prefer the g
 Output (--output):
   cert       the certificate file (default)
   configmap  a v1 ConfigMap --name with the certificate under the key curve.cert, the shape of
-             the <minicluster>-curve ConfigMap the keygen Job creates
+             the ConfigMap the keygen Job creates (named after the headless Service)
   secret     a v1 Secret --name (type Opaque) with the certificate under the key curve.cert;
              point a MiniCluster at it with the annotation
                ` + v1alpha2.CurveSecretAnnotation + `: N

@@ -286,6 +286,9 @@ type miniClusterInfo struct {
 	UserConfigMaps map[string]bool
 }
 
+// curveVolumeName is the broker pods' volume of the CURVE certificate.
+const curveVolumeName = "flux-curve"
+
 func readMiniCluster(t testing.TB, data []byte) miniClusterInfo {
 	t.Helper()
 	var mc struct {
@@ -384,7 +387,7 @@ func checkManifestSet(t testing.TB, m *manifests, mc miniClusterInfo) (*batchv1.
 		t.Errorf("Job/%s: pod subdomain = %q, want the headless Service %q", job.Name, got, svc.Name)
 	}
 	for _, v := range job.Spec.Template.Spec.Volumes {
-		if v.ConfigMap == nil || strings.HasSuffix(v.ConfigMap.Name, "-curve") {
+		if v.ConfigMap == nil || v.Name == curveVolumeName {
 			continue
 		}
 		if mc.UserConfigMaps[v.ConfigMap.Name] {

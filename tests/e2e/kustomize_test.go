@@ -121,14 +121,14 @@ func TestKustomizeBuildExamples(t *testing.T) {
 			} else {
 				t.Fatalf("%s has no minicluster.yaml", ex)
 			}
-			job, _ := checkManifestSet(t, m, mc)
+			job, svc := checkManifestSet(t, m, mc)
 			if job == nil {
 				return
 			}
 			if cm := entrypointConfigMap(t, m, job); cm != nil {
 				checkScripts(t, cm)
 			}
-			if len(jobsWith(m, componentKeygen)) != 1 && m.configMap(mc.Name+"-curve") == nil {
+			if len(jobsWith(m, componentKeygen)) != 1 && (svc == nil || m.configMap(svc.Name) == nil) {
 				t.Errorf("neither a keygen Job nor a curve ConfigMap in the output: nothing provides the CURVE certificate")
 			}
 		})
@@ -234,7 +234,7 @@ func TestOverlayNamespaceAndPrefix(t *testing.T) {
 
 	var curveVolume string
 	for _, v := range job.Spec.Template.Spec.Volumes {
-		if v.ConfigMap != nil && strings.HasSuffix(v.ConfigMap.Name, "-curve") {
+		if v.ConfigMap != nil && v.Name == curveVolumeName {
 			curveVolume = v.ConfigMap.Name
 		}
 	}
