@@ -22,7 +22,9 @@
 #
 # Environment: MINICLUSTER_FN, the minicluster-fn binary (default: minicluster-fn on PATH).
 #
-# Example (GitHub Actions or any CI, from the repository root), committing the result:
+# Example (GitHub Actions or any CI), run in your GitOps repository (the one that holds your
+# MiniClusters and that Flux CD reads), from its top directory, committing the result; copy this
+# script into that repository or call it by its path in a checkout of minicluster-fn:
 #   examples/fluxcd/render.sh -f clusters/prod/miniclusters.yaml deploy/miniclusters hpc/ \
 #     -- --url https://github.com/org/hpc --branch main --target-namespace hpc
 #   git add deploy/miniclusters clusters/prod/miniclusters.yaml && git commit -m "Render MiniClusters"
