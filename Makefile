@@ -62,8 +62,8 @@ unit: build bin/kustomize bin/kpt
 
 ## integration: tests against a real kube-apiserver (separate module tests/integration; the first
 ## compile takes ~6 min and ~3 GB)
-integration: build
-	cd tests/integration && MINICLUSTER_FN=$(FN) $(GO) test -count=1 ./...
+integration: build bin/kustomize
+	cd tests/integration && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 ./...
 
 # The image reference the built binary writes into keygen Jobs: `make image` tags exactly this.
 FN_IMAGE = $$($(FN) version | sed -n 's/^keygen image: //p')

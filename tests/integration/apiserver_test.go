@@ -78,6 +78,7 @@ func TestAPIServer(t *testing.T) {
 	t.Run("keygen bad input", c.testKeygenBadInput)
 	t.Run("keygen image", c.testKeygenImage)
 	t.Run("pod security", c.testPodSecurity)
+	t.Run("overlays", c.testOverlays)
 }
 
 // warningCollector records warning headers (deprecations, unknown fields under non-strict

@@ -1,0 +1,186 @@
+package integration
+
+import (
+	"context"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// kustomizeBinary is the kustomize the overlays are built with: KUSTOMIZE, else <repo>/bin/kustomize.
+func kustomizeBinary(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("KUSTOMIZE")
+	if p == "" {
+		p = filepath.Join(repoRoot(t), "bin", "kustomize")
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("kustomize not found at %s (set KUSTOMIZE): run `make integration`, which installs it", p)
+	}
+	return p
+}
+
+// overlay is one kustomize overlay's output as applied.
+type overlay struct {
+	prefix string
+	objs   []*unstructured.Unstructured
+}
+
+// buildOverlays builds two overlays of examples/hello-world with the given name prefixes, each
+// with examples/overlay/kustomizeconfig.yaml, with the real kustomize.
+func buildOverlays(t *testing.T, prefixes ...string) []overlay {
+	t.Helper()
+	kustomize := kustomizeBinary(t)
+	root := repoRoot(t)
+	dir := t.TempDir()
+	mc, err := os.ReadFile(filepath.Join(root, "examples", "hello-world", "minicluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The example names the function relative to the repository; here it is the binary under test.
+	mcText := strings.Replace(string(mc), "path: ../../bin/minicluster-fn", "path: "+fnBinary(t), 1)
+	if mcText == string(mc) {
+		t.Fatal("examples/hello-world/minicluster.yaml no longer has exec path ../../bin/minicluster-fn")
+	}
+	config, err := os.ReadFile(filepath.Join(root, "examples", "overlay", "kustomizeconfig.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"base/minicluster.yaml":   mcText,
+		"base/kustomization.yaml": "generators:\n  - minicluster.yaml\n",
+	}
+	for _, p := range prefixes {
+		files[p+"/kustomizeconfig.yaml"] = string(config)
+		files[p+"/kustomization.yaml"] = "namePrefix: " + p + "-\nresources:\n  - ../base\nconfigurations:\n  - kustomizeconfig.yaml\n"
+	}
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []overlay
+	for _, p := range prefixes {
+		cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", filepath.Join(dir, p))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		stdout, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("kustomize build %s: %v\n%s", p, err, stderr.String())
+		}
+		out = append(out, overlay{prefix: p, objs: decodeStream(t, stdout)})
+	}
+	return out
+}
+
+// testOverlays: two overlays of one MiniCluster with different name prefixes, applied to one
+// namespace, share nothing. Every object name differs, each headless Service selects only its own
+// overlay's pods, and each overlay's keygen Job (run with a real token of its ServiceAccount)
+// creates its own certificate, owned by its own Service, which is the one its broker pods mount.
+// The test server runs no garbage collector, so pruning is shown by the owner references: deleting
+// one overlay's Service can only collect that overlay's certificate.
+func (c *cluster) testOverlays(t *testing.T) {
+	ctx := context.Background()
+	overlays := buildOverlays(t, "team-a", "team-b")
+	ns := c.namespace(t, "overlays", nil)
+
+	owner := map[string]string{} // object reference -> overlay
+	for _, o := range overlays {
+		for _, obj := range o.objs {
+			if prev, ok := owner[ref(obj)]; ok {
+				t.Errorf("%s is in both overlays %s and %s", ref(obj), prev, o.prefix)
+			}
+			owner[ref(obj)] = o.prefix
+		}
+	}
+	for _, o := range overlays {
+		c.apply(t, ns, o.objs)
+	}
+
+	certs := map[string]string{}
+	for i, o := range overlays {
+		other := overlays[1-i]
+		svc := find(t, o.objs, "Service", "broker")
+		selector, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector")
+		sel := labels.SelectorFromSet(selector)
+		if !sel.Matches(labels.Set(podLabels(t, find(t, o.objs, "Job", "broker")))) {
+			t.Errorf("%s: Service/%s selector %v does not select its own broker pods", o.prefix, svc.GetName(), selector)
+		}
+		for _, obj := range other.objs {
+			if l := podLabels(t, obj); l != nil && sel.Matches(labels.Set(l)) {
+				t.Errorf("%s: Service/%s selector %v selects the pods of %s in %s", o.prefix, svc.GetName(), selector, ref(obj), other.prefix)
+			}
+		}
+
+		// The keygen Job's arguments, run as that Job's ServiceAccount would.
+		keygen := find(t, o.objs, "Job", "keygen")
+		containers, _, _ := unstructured.NestedSlice(keygen.Object, "spec", "template", "spec", "containers")
+		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		account, _, _ := unstructured.NestedString(keygen.Object, "spec", "template", "spec", "serviceAccountName")
+		cmName, ownerName := argValue(t, args, "--name"), argValue(t, args, "--owner-service")
+		if ownerName != svc.GetName() {
+			t.Errorf("%s: keygen --owner-service %s, want the overlay's Service %s", o.prefix, ownerName, svc.GetName())
+		}
+		if mounted := curveConfigMap(t, find(t, o.objs, "Job", "broker")); mounted != cmName {
+			t.Errorf("%s: the broker pods mount ConfigMap %q, keygen creates %q", o.prefix, mounted, cmName)
+		}
+		res := runFn(t, []string{"KUBECONFIG=" + c.kubeconfigFor(t, c.token(t, ns, account), ns)}, "", args...)
+		if res.code != 0 || !strings.Contains(res.stdout, "created ConfigMap "+ns+"/"+cmName) {
+			t.Fatalf("%s: keygen --publish: %s", o.prefix, res)
+		}
+		cm := c.getConfigMap(t, ns, cmName)
+		liveSvc, err := c.cs.CoreV1().Services(ns).Get(ctx, svc.GetName(), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if refs := cm.OwnerReferences; len(refs) != 1 || refs[0].Kind != "Service" || refs[0].UID != liveSvc.UID {
+			t.Errorf("%s: ConfigMap/%s ownerReferences %+v, want only Service/%s (uid %s)", o.prefix, cmName, refs, liveSvc.Name, liveSvc.UID)
+		}
+		certs[cmName] = cm.Data["curve.cert"]
+	}
+	if len(certs) != 2 {
+		t.Errorf("the overlays' certificate ConfigMaps: %v, want two", slices.Collect(maps.Keys(certs)))
+	} else if texts := slices.Collect(maps.Values(certs)); texts[0] == texts[1] {
+		t.Error("both overlays hold the same certificate")
+	}
+}
+
+// podLabels are the labels of the pods an object makes (a Job's template, a Pod's own), or nil.
+func podLabels(t *testing.T, o *unstructured.Unstructured) map[string]string {
+	t.Helper()
+	switch o.GetKind() {
+	case "Job":
+		l, _, _ := unstructured.NestedStringMap(o.Object, "spec", "template", "metadata", "labels")
+		return l
+	case "Pod":
+		return o.GetLabels()
+	}
+	return nil
+}
+
+// curveConfigMap is the ConfigMap of a broker Job's flux-curve volume.
+func curveConfigMap(t *testing.T, job *unstructured.Unstructured) string {
+	t.Helper()
+	volumes, _, _ := unstructured.NestedSlice(job.Object, "spec", "template", "spec", "volumes")
+	for _, v := range volumes {
+		v := v.(map[string]any)
+		if v["name"] == "flux-curve" {
+			name, _, _ := unstructured.NestedString(v, "configMap", "name")
+			return name
+		}
+	}
+	t.Fatalf("Job/%s has no flux-curve volume", job.GetName())
+	return ""
+}
