@@ -87,9 +87,6 @@ func emit(t *testing.T, clusters []MiniCluster, o Options) (*kustomizev1.Kustomi
 		k.Spec.SourceRef.Kind != o.SourceKind || k.Spec.SourceRef.Name != o.Name || k.Spec.Path != o.Path {
 		t.Errorf("Kustomization spec: %+v", k.Spec)
 	}
-	if !strings.Contains(docs[1], "\n  wait: false\n") {
-		t.Error("wait: false must be written explicitly")
-	}
 	checkDuration(t, "spec.interval", k.Spec.Interval.Duration, o.Interval)
 	checkDuration(t, "spec.retryInterval", k.Spec.RetryInterval.Duration, o.RetryInterval)
 	checkDuration(t, "spec.timeout", k.GetTimeout(), o.Timeout)

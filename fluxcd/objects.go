@@ -21,8 +21,11 @@ import (
 	"io"
 	"time"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -52,20 +55,22 @@ type Options struct {
 
 // Objects returns the source and the Kustomization for the rendered MiniClusters, and a note for
 // each broker Job that is not health-checked.
-func Objects(clusters []MiniCluster, o Options) (source any, ks *Kustomization, notes []string) {
-	metadata := objectMeta{Name: o.Name, Namespace: o.Namespace}
+func Objects(clusters []MiniCluster, o Options) (source runtime.Object, ks *kustomizev1.Kustomization, notes []string) {
+	metadata := metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace}
 	sourceInterval := metav1.Duration{Duration: o.SourceInterval}
 	if o.SourceKind == OCIRepositoryKind {
-		source = &OCIRepository{
-			TypeMeta: metav1.TypeMeta{APIVersion: SourceAPIVersion, Kind: OCIRepositoryKind},
-			Metadata: metadata,
-			Spec:     OCIRepositorySpec{URL: o.URL, Interval: sourceInterval, Reference: &OCIRepositoryRef{Tag: o.Tag}, SecretRef: secretRef(o.SecretRef)},
+		source = &sourcev1.OCIRepository{
+			TypeMeta:   metav1.TypeMeta{APIVersion: SourceAPIVersion, Kind: OCIRepositoryKind},
+			ObjectMeta: metadata,
+			Spec: sourcev1.OCIRepositorySpec{URL: o.URL, Interval: sourceInterval,
+				Reference: &sourcev1.OCIRepositoryRef{Tag: o.Tag}, SecretRef: secretRef(o.SecretRef)},
 		}
 	} else {
-		source = &GitRepository{
-			TypeMeta: metav1.TypeMeta{APIVersion: SourceAPIVersion, Kind: GitRepositoryKind},
-			Metadata: metadata,
-			Spec:     GitRepositorySpec{URL: o.URL, Interval: sourceInterval, Reference: &GitRepositoryRef{Branch: o.Branch, Tag: o.Tag}, SecretRef: secretRef(o.SecretRef)},
+		source = &sourcev1.GitRepository{
+			TypeMeta:   metav1.TypeMeta{APIVersion: SourceAPIVersion, Kind: GitRepositoryKind},
+			ObjectMeta: metadata,
+			Spec: sourcev1.GitRepositorySpec{URL: o.URL, Interval: sourceInterval,
+				Reference: &sourcev1.GitRepositoryRef{Branch: o.Branch, Tag: o.Tag}, SecretRef: secretRef(o.SecretRef)},
 		}
 	}
 	var checks []meta.NamespacedObjectKindReference
@@ -94,10 +99,10 @@ func Objects(clusters []MiniCluster, o Options) (source any, ks *Kustomization, 
 			check("batch/v1", "Job", mc.BrokerJob)
 		}
 	}
-	ks = &Kustomization{
-		TypeMeta: metav1.TypeMeta{APIVersion: KustomizationAPIVersion, Kind: KustomizationKind},
-		Metadata: metadata,
-		Spec: KustomizationSpec{
+	ks = &kustomizev1.Kustomization{
+		TypeMeta:   metav1.TypeMeta{APIVersion: KustomizationAPIVersion, Kind: KustomizationKind},
+		ObjectMeta: metadata,
+		Spec: kustomizev1.KustomizationSpec{
 			Interval:      metav1.Duration{Duration: o.Interval},
 			RetryInterval: &metav1.Duration{Duration: o.RetryInterval},
 			Timeout:       &metav1.Duration{Duration: o.Timeout},
@@ -107,7 +112,7 @@ func Objects(clusters []MiniCluster, o Options) (source any, ks *Kustomization, 
 			Prune: true,
 			// wait: true would check every object, the broker Job of a persistent cluster too.
 			Wait:            false,
-			SourceRef:       SourceReference{Kind: o.SourceKind, Name: o.Name},
+			SourceRef:       kustomizev1.CrossNamespaceSourceReference{Kind: o.SourceKind, Name: o.Name},
 			TargetNamespace: o.TargetNamespace,
 			HealthChecks:    checks,
 		},
@@ -122,10 +127,16 @@ func secretRef(name string) *meta.LocalObjectReference {
 	return &meta.LocalObjectReference{Name: name}
 }
 
-// WriteYAML writes the objects as one YAML stream.
-func WriteYAML(w io.Writer, objs ...any) error {
+// WriteYAML writes the objects as one YAML stream, without status (the controllers write it) and
+// without empty metadata.
+func WriteYAML(w io.Writer, objs ...runtime.Object) error {
 	for i, obj := range objs {
-		data, err := yaml.Marshal(obj)
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return err
+		}
+		delete(u, "status")
+		data, err := yaml.Marshal(u)
 		if err != nil {
 			return err
 		}

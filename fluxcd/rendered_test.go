@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 
@@ -27,7 +28,7 @@ func renderFile(t *testing.T, file string) []byte {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := (fn.Processor{Standalone: true}).WriteManifests(&fn.ResourceList{Items: nodes}, &out); err != nil {
+	if err := (fn.Processor{Standalone: true}).WriteManifests(&framework.ResourceList{Items: nodes}, &out); err != nil {
 		t.Fatalf("render %s: %v", file, err)
 	}
 	return out.Bytes()
@@ -152,7 +153,7 @@ func TestPersistentDecisionCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		if err := (fn.Processor{Standalone: true}).WriteManifests(&fn.ResourceList{Items: nodes}, &out); err != nil {
+		if err := (fn.Processor{Standalone: true}).WriteManifests(&framework.ResourceList{Items: nodes}, &out); err != nil {
 			continue // invalid for this project; the e2e corpus test covers it
 		}
 		dir := t.TempDir()

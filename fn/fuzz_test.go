@@ -2,11 +2,11 @@ package fn
 
 import (
 	"bytes"
-	"errors"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
@@ -28,16 +28,15 @@ func FuzzRender(f *testing.F) {
 			return // not one MiniCluster: FuzzDecode covers what the decoder says
 		}
 		text := nodes[0].MustString()
-		rl := &ResourceList{Items: nodes}
+		rl := &framework.ResourceList{Items: nodes}
 		var out bytes.Buffer
 		err = Processor{Standalone: true}.WriteManifests(rl, &out)
 		if err != nil {
-			var failed *Failed
-			if !errors.As(err, &failed) {
+			if !isResults(err) {
 				t.Fatalf("render failed without results: %v", err)
 			}
 			for _, r := range rl.Results {
-				if r.Severity == SeverityError && (r.Field == nil || r.Field.Path == "") && r.Message == "" {
+				if r.Severity == framework.Error && (r.Field == nil || r.Field.Path == "") && r.Message == "" {
 					t.Errorf("error result without a field or message: %+v", r)
 				}
 			}

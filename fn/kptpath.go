@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
@@ -51,7 +52,7 @@ func staleOutput(item *yaml.RNode, sources []*source) (string, bool) {
 // keepItems returns the items that stay: all but kustomize's copy of the functionConfig fc, the
 // earlier output for the sources and stale output. Each MiniCluster whose stale output is dropped
 // gets an info result.
-func keepItems(items []*yaml.RNode, fc *yaml.RNode, sources []*source) ([]*yaml.RNode, Results) {
+func keepItems(items []*yaml.RNode, fc *yaml.RNode, sources []*source) ([]*yaml.RNode, framework.Results) {
 	var kept []*yaml.RNode
 	dropped := map[string]int{}
 	for _, item := range items {
@@ -64,9 +65,9 @@ func keepItems(items []*yaml.RNode, fc *yaml.RNode, sources []*source) ([]*yaml.
 		}
 		kept = append(kept, item)
 	}
-	var results Results
+	var results framework.Results
 	for _, name := range slices.Sorted(maps.Keys(dropped)) {
-		results = append(results, &Result{Severity: SeverityInfo, Message: fmt.Sprintf(
+		results = append(results, &framework.Result{Severity: framework.Info, Message: fmt.Sprintf(
 			"removed %d object(s) generated earlier for MiniCluster %q, which is no longer in the package", dropped[name], name)})
 	}
 	return kept, results
@@ -75,11 +76,11 @@ func keepItems(items []*yaml.RNode, fc *yaml.RNode, sources []*source) ([]*yaml.
 // ignoredFunctionConfig warns about a functionConfig that is not a MiniCluster, such as the
 // ConfigMap kpt makes of `kpt fn eval ... -- key=value` or of a Kptfile's configMap: the function
 // has no settings of its own, so whatever it says has no effect.
-func ignoredFunctionConfig(fc *yaml.RNode) *Result {
+func ignoredFunctionConfig(fc *yaml.RNode) *framework.Result {
 	if fc == nil || fc.GetKind() == "" || IsMiniCluster(fc) {
 		return nil
 	}
-	return &Result{Severity: SeverityWarning, Message: fmt.Sprintf(
+	return &framework.Result{Severity: framework.Warning, Message: fmt.Sprintf(
 		"the functionConfig %s/%s is not a MiniCluster and is ignored: minicluster-fn has no settings; it renders the MiniClusters "+
 			"among the items, and options go into their %s annotations", fc.GetKind(), fc.GetName(), v1alpha2.OptionPrefix)}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -20,8 +21,9 @@ import (
 
 const localConfigAnnotation = "config.kubernetes.io/local-config"
 
-// Processor renders every MiniCluster of a ResourceList: Stream is the KRM function,
-// WriteManifests the render command, Check the validate command.
+// Processor renders every MiniCluster of a ResourceList. It is a kyaml fn/framework
+// ResourceListProcessor (Process); Stream runs it as the KRM function, WriteManifests as the render
+// command, Check as the validate command.
 type Processor struct {
 	// Standalone is set when the input comes from files given on the command line rather than from
 	// an orchestrator; the MiniCluster is then never emitted, so its local-config annotation does
@@ -29,19 +31,9 @@ type Processor struct {
 	Standalone bool
 }
 
-// Failed is returned when any MiniCluster is invalid. Its results are also in the
-// ResourceList; the items are left as they came in, so nothing half-rendered is written.
-type Failed struct{ Results Results }
-
-func (f *Failed) Error() string {
-	var errs Results
-	for _, r := range f.Results {
-		if r.Severity == SeverityError {
-			errs = append(errs, r)
-		}
-	}
-	return fmt.Sprintf("%d problem(s) found in the MiniCluster input:\n%s", len(errs), errs.Error())
-}
+// When any MiniCluster is invalid, the processor's error is the framework.Results of severity
+// error (all results are also in the ResourceList), and the items are left as they came in, so
+// nothing half-rendered is written.
 
 // source is one MiniCluster found in the input.
 type source struct {
@@ -52,10 +44,36 @@ type source struct {
 	index int
 }
 
+// Process is the KRM function as a kyaml framework processor: the items that stay, then the
+// generated objects, as RNodes.
+func (p Processor) Process(rl *framework.ResourceList) error {
+	pathKeys := pathAnnotationKeys(rl.Items)
+	r, err := p.render(rl)
+	if err != nil {
+		return err
+	}
+	items := r.kept
+	for _, g := range r.generated {
+		for _, obj := range g.objs {
+			text, err := encodeObject(obj, g.pathAnnotations(obj, pathKeys))
+			if err != nil {
+				return err
+			}
+			node, err := yaml.Parse(string(text))
+			if err != nil {
+				return err
+			}
+			items = append(items, node)
+		}
+	}
+	rl.Items = items
+	return nil
+}
+
 // Check decodes, defaults and validates every MiniCluster of rl and generates their objects
-// without writing them; the results are in rl.Results. The error is a *Failed when any MiniCluster
-// is invalid.
-func (p Processor) Check(rl *ResourceList) error {
+// without writing them; the results are in rl.Results. The error is the error results when any
+// MiniCluster is invalid.
+func (p Processor) Check(rl *framework.ResourceList) error {
 	_, err := p.render(rl)
 	return err
 }
@@ -76,7 +94,7 @@ type generatedSet struct {
 
 // render checks every MiniCluster of rl and generates their objects. Nothing is generated unless
 // every MiniCluster is valid; results (warnings too) are added to rl.Results.
-func (p Processor) render(rl *ResourceList) (*rendered, error) {
+func (p Processor) render(rl *framework.ResourceList) (*rendered, error) {
 	sources, results := p.collect(rl)
 	// Output order follows the MiniClusters' names, not the order the files were read in.
 	slices.SortStableFunc(sources, func(a, b *source) int {
@@ -101,19 +119,19 @@ func (p Processor) render(rl *ResourceList) (*rendered, error) {
 			continue
 		}
 		if g.err != nil {
-			results = append(results, src.result(SeverityError, "", g.err.Error(), nil))
+			results = append(results, src.result(framework.Error, "", g.err.Error(), nil))
 			continue
 		}
 		for _, w := range g.warns {
-			results = append(results, src.result(SeverityWarning, w.Field, w.Message, nil))
+			results = append(results, src.result(framework.Warning, w.Field, w.Message, nil))
 		}
 		out.generated = append(out.generated, generatedSet{src, g.objs})
 	}
 	rl.Results = append(rl.Results, results...)
-	if countSeverity(results, SeverityError) > 0 {
-		return nil, &Failed{Results: results}
+	if errs := withSeverity(results, framework.Error); len(errs) > 0 {
+		return nil, errs
 	}
-	var dropped Results
+	var dropped framework.Results
 	out.kept, dropped = keepItems(rl.Items, rl.FunctionConfig, sources)
 	rl.Results = append(rl.Results, dropped...)
 	slices.SortStableFunc(out.kept, byFile)
@@ -121,7 +139,7 @@ func (p Processor) render(rl *ResourceList) (*rendered, error) {
 }
 
 // collect finds the MiniClusters among the items and the functionConfig, decodes and checks them.
-func (p Processor) collect(rl *ResourceList) ([]*source, Results) {
+func (p Processor) collect(rl *framework.ResourceList) ([]*source, framework.Results) {
 	var nodes []*yaml.RNode
 	for _, item := range rl.Items {
 		if IsMiniCluster(item) {
@@ -133,9 +151,9 @@ func (p Processor) collect(rl *ResourceList) ([]*source, Results) {
 	if fc := rl.FunctionConfig; fc != nil && IsMiniCluster(fc) && !slices.ContainsFunc(nodes, func(n *yaml.RNode) bool { return sameObject(n, fc) }) {
 		nodes = append(nodes, fc)
 	}
-	var results Results
+	var results framework.Results
 	if len(nodes) == 0 {
-		results = append(results, &Result{Severity: SeverityError,
+		results = append(results, &framework.Result{Severity: framework.Error,
 			Message: "no MiniCluster found: expected a flux-framework.org/v1alpha2 MiniCluster as functionConfig or among the items"})
 	}
 	// Decoding and checking is independent per MiniCluster; the rest needs them all, in order.
@@ -156,7 +174,7 @@ func (p Processor) collect(rl *ResourceList) ([]*source, Results) {
 		src.mc = mc
 		key := mc.Namespace + "/" + mc.Name
 		if other, dup := seen[key]; dup {
-			results = append(results, src.result(SeverityError, "metadata.name",
+			results = append(results, src.result(framework.Error, "metadata.name",
 				fmt.Sprintf("MiniCluster %q is defined twice: in %s and in %s; names must be unique per namespace", mc.Name, describeFile(other), describeFile(src)), nil))
 			src.mc = nil
 			continue
@@ -164,7 +182,7 @@ func (p Processor) collect(rl *ResourceList) ([]*source, Results) {
 		seen[key] = src
 		// Only a MiniCluster that is an item lives in the package and could be applied with it.
 		if !p.Standalone && node != rl.FunctionConfig && node.GetAnnotations()[localConfigAnnotation] != "true" {
-			results = append(results, src.result(SeverityWarning, "metadata.annotations",
+			results = append(results, src.result(framework.Warning, "metadata.annotations",
 				`has no config.kubernetes.io/local-config: "true": a tool that applies this package would send the MiniCluster to a cluster without its CRD and fail; add the annotation`, nil))
 		}
 	}
@@ -235,7 +253,7 @@ func generatedBy(item *yaml.RNode, sources []*source) bool {
 
 // hpaWarning flags a HorizontalPodAutoscaler that scales a MiniCluster: that needs the operator's
 // scale subresource.
-func hpaWarning(item *yaml.RNode) *Result {
+func hpaWarning(item *yaml.RNode) *framework.Result {
 	if item.GetKind() != "HorizontalPodAutoscaler" {
 		return nil
 	}
@@ -244,16 +262,16 @@ func hpaWarning(item *yaml.RNode) *Result {
 		return nil
 	}
 	file, index := fileOf(item)
-	r := &Result{
-		Severity: SeverityWarning,
+	r := &framework.Result{
+		Severity: framework.Warning,
 		Message: "scales a MiniCluster, which needs the operator's scale subresource; without the operator, " +
 			"change spec.size in Git (up to spec.maxSize) instead",
 		ResourceRef: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: item.GetApiVersion(), Kind: item.GetKind()},
 			NameMeta: yaml.NameMeta{Name: item.GetName(), Namespace: item.GetNamespace()}},
-		Field: &Field{Path: "spec.scaleTargetRef"},
+		Field: &framework.Field{Path: "spec.scaleTargetRef"},
 	}
 	if file != "" {
-		r.File = &File{Path: file, Index: index}
+		r.File = &framework.File{Path: file, Index: index}
 	}
 	return r
 }
@@ -265,18 +283,18 @@ func (s *source) ref() *yaml.ResourceIdentifier {
 	}
 }
 
-func (s *source) result(sev Severity, fieldPath, msg string, current any) *Result {
-	r := &Result{Severity: sev, Message: msg, ResourceRef: s.ref()}
+func (s *source) result(sev framework.Severity, fieldPath, msg string, current any) *framework.Result {
+	r := &framework.Result{Severity: sev, Message: msg, ResourceRef: s.ref()}
 	if fieldPath != "" {
-		r.Field = &Field{Path: fieldPath, CurrentValue: current}
+		r.Field = &framework.Field{Path: fieldPath, CurrentValue: current}
 	}
 	if s.file != "" {
-		r.File = &File{Path: s.file, Index: s.index}
+		r.File = &framework.File{Path: s.file, Index: s.index}
 	}
 	return r
 }
 
-func (s *source) fieldResult(e *field.Error) *Result {
+func (s *source) fieldResult(e *field.Error) *framework.Result {
 	var current any
 	if e.BadValue != nil {
 		if _, omit := e.BadValue.(field.OmitValueType); !omit {
@@ -287,7 +305,7 @@ func (s *source) fieldResult(e *field.Error) *Result {
 	if fieldPath == "<nil>" {
 		fieldPath = ""
 	}
-	return s.result(SeverityError, fieldPath, e.ErrorBody(), current)
+	return s.result(framework.Error, fieldPath, e.ErrorBody(), current)
 }
 
 func describeFile(s *source) string {
@@ -316,12 +334,13 @@ func byFile(a, b *yaml.RNode) int {
 	return cmp.Or(cmp.Compare(fa, fb), cmp.Compare(ia, ib))
 }
 
-func countSeverity(rs Results, sev Severity) int {
-	n := 0
+// withSeverity are the results of one severity.
+func withSeverity(rs framework.Results, sev framework.Severity) framework.Results {
+	var out framework.Results
 	for _, r := range rs {
 		if r.Severity == sev {
-			n++
+			out = append(out, r)
 		}
 	}
-	return n
+	return out
 }

@@ -3,50 +3,69 @@ package fn
 import (
 	"bytes"
 	"flag"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework/frameworktestutil"
 	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected files under testdata/")
 
-// TestProcessor runs every testdata/<case>/input.yaml ResourceList through the function and
-// compares the output ResourceList with expected.yaml, or the error with the regexps of
-// errors.txt (go test ./fn -update rewrites them). kyaml's framework.Execute drives it, so the
-// output is also checked to be what a kyaml framework function would write.
+// TestProcessor runs every testdata/<case>/input.yaml ResourceList through the processor with
+// kyaml's framework and compares the output ResourceList with expected.yaml, or the error with the
+// regexps of errors.txt (go test ./fn -update rewrites them).
 func TestProcessor(t *testing.T) {
 	checker := &frameworktestutil.ProcessorResultsChecker{
-		Processor:                func() framework.ResourceListProcessor { return streamProcessor{} },
+		Processor:                func() framework.ResourceListProcessor { return Processor{} },
 		UpdateExpectedFromActual: *update,
 	}
 	checker.Assert(t)
 }
 
-// streamProcessor runs Stream, the function's own path, as a kyaml framework processor: the
-// ResourceList is written out as kyaml writes it, streamed, and read back.
-type streamProcessor struct{}
+// TestStreamMatchesFramework: Stream, the binary's path, writes the ResourceList that
+// framework.Execute writes for Process, read back by kio: the same items (annotations and all), the
+// same functionConfig and the same results, and fails when it fails.
+func TestStreamMatchesFramework(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/*/input.yaml")
+	if err != nil || len(inputs) < 8 {
+		t.Fatalf("test inputs: %v, %v", inputs, err)
+	}
+	for _, input := range inputs {
+		t.Run(filepath.Base(filepath.Dir(input)), func(t *testing.T) {
+			data, err := os.ReadFile(input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var viaFramework, viaStream bytes.Buffer
+			frameworkErr := framework.Execute(Processor{}, &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: &viaFramework, KeepReaderAnnotations: true})
+			_, streamErr := Processor{}.Stream(bytes.NewReader(data), &viaStream)
+			if (frameworkErr == nil) != (streamErr == nil) {
+				t.Fatalf("framework.Execute: %v; Stream: %v", frameworkErr, streamErr)
+			}
+			want, got := readBack(t, viaFramework.Bytes()), readBack(t, viaStream.Bytes())
+			if want != got {
+				t.Errorf("Stream writes\n%s\nframework.Execute writes\n%s", got, want)
+			}
+		})
+	}
+}
 
-func (streamProcessor) Process(rl *framework.ResourceList) error {
-	var in bytes.Buffer
-	if err := (kio.ByteWriter{Writer: &in, KeepReaderAnnotations: true, FunctionConfig: rl.FunctionConfig,
-		WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}).Write(rl.Items); err != nil {
-		return err
+// readBack reads a ResourceList as an orchestrator does and writes it again with kyaml, so that two
+// texts of one ResourceList compare equal.
+func readBack(t *testing.T, text []byte) string {
+	t.Helper()
+	rw := &kio.ByteReadWriter{Reader: bytes.NewReader(text), KeepReaderAnnotations: true}
+	items, err := rw.Read()
+	if err != nil {
+		t.Fatalf("output does not read as a ResourceList: %v\n%s", err, text)
 	}
 	var out bytes.Buffer
-	_, err := Processor{}.Stream(&in, &out)
-	reader := &kio.ByteReader{Reader: &out, OmitReaderAnnotations: true}
-	items, rerr := reader.Read()
-	if rerr != nil {
-		return rerr
+	rw.Writer = &out
+	if err := rw.Write(items); err != nil {
+		t.Fatal(err)
 	}
-	rl.Items = items
-	if reader.Results != nil {
-		if yerr := yaml.Unmarshal([]byte(reader.Results.MustString()), &rl.Results); yerr != nil {
-			return yerr
-		}
-	}
-	return err
+	return out.String()
 }

@@ -6,204 +6,218 @@ import (
 	"errors"
 	"io"
 	"slices"
-	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/generators"
 )
 
-const resourceListHeader = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
-
-// Stream is the KRM function on streams: a ResourceList in, a ResourceList out, written as
-// kyaml's framework.Execute would write it (the pass-through items through kyaml), but the
-// generated objects are written as text instead of node trees (see emitObject). It returns the results it wrote; on failure the output
-// holds the input items unchanged and the results, and the error is a *Failed.
-func (p Processor) Stream(in io.Reader, out io.Writer) (Results, error) {
+// Stream is the KRM function on streams, as kyaml's framework.Execute runs Process: the
+// ResourceList is read and its internal annotations reconciled by kio, and written back with the
+// items, the functionConfig and the results. Only the generated objects take another way out: each
+// is written by sigs.k8s.io/yaml from its typed object, instead of being parsed into an RNode for
+// kyaml's writer (for a thousand MiniClusters that writer was most of the function's time and
+// memory). TestStreamMatchesFramework checks that both give the same ResourceList. It returns the
+// results it wrote; on failure the output holds the input items unchanged and the results, and
+// the error is the error results.
+func (p Processor) Stream(in io.Reader, out io.Writer) (framework.Results, error) {
 	rw := &kio.ByteReadWriter{Reader: in, KeepReaderAnnotations: true}
 	items, err := rw.Read()
 	if err != nil {
 		return nil, errors.New("failed to read the ResourceList input: " + err.Error())
 	}
-	// Generated objects get the path annotations in the forms the input used, as
-	// kio.ReconcileInternalAnnotations gives the items of kyaml's framework.Execute (none for kustomize).
-	var pathKeys []string
-	//lint:ignore SA1019 the legacy form is what kpt and older kustomize read
-	for _, key := range []string{kioutil.PathAnnotation, kioutil.LegacyPathAnnotation} {
-		// (With no items at all, kyaml keeps both forms.)
-		if len(items) == 0 || slices.ContainsFunc(items, func(n *yaml.RNode) bool { _, ok := n.GetAnnotations()[key]; return ok }) {
-			pathKeys = append(pathKeys, key)
-		}
-	}
+	pathKeys := pathAnnotationKeys(items)
 	nodeAnnos, err := kio.PreprocessResourcesForInternalAnnotationMigration(items)
 	if err != nil {
 		return nil, err
 	}
-	rl := &ResourceList{Items: items, FunctionConfig: rw.FunctionConfig}
+	rl := &framework.ResourceList{Items: items, FunctionConfig: rw.FunctionConfig}
 	r, err := p.render(rl)
-	if err != nil {
-		var failed *Failed
-		if !errors.As(err, &failed) {
-			return rl.Results, err
+	var generated [][]byte
+	if err == nil {
+		items = r.kept
+		texts := parallelMap(len(r.generated), func(i int) encoded {
+			g := r.generated[i]
+			var buf bytes.Buffer
+			for _, obj := range g.objs {
+				text, err := encodeObject(obj, g.pathAnnotations(obj, pathKeys))
+				if err != nil {
+					return encoded{err: err}
+				}
+				writeIndented(&buf, text, "- ", "  ")
+			}
+			return encoded{text: buf.Bytes()}
+		})
+		for _, t := range texts {
+			if t.err != nil {
+				return rl.Results, t.err
+			}
+			generated = append(generated, t.text)
 		}
-		// As kyaml's framework.Execute does: the input items and the results.
-		if rerr := kio.ReconcileInternalAnnotations(items, nodeAnnos); rerr != nil {
-			return rl.Results, rerr
-		}
-		w := bufio.NewWriter(out)
-		werr := writeResourceList(w, items, rl.FunctionConfig, rl.Results, nil)
-		return rl.Results, errors.Join(err, werr, w.Flush())
-	}
-	if err := kio.ReconcileInternalAnnotations(r.kept, nodeAnnos); err != nil {
+	} else if !isResults(err) {
 		return rl.Results, err
 	}
-	w := newOutputWriter(out, len(r.generated))
-	texts := parallelMap(len(r.generated), func(i int) emitted {
-		g := r.generated[i]
-		return emitSet(g.objs, func(obj generators.Object) map[string]string {
-			annotations := map[string]string{}
-			for _, key := range pathKeys {
-				annotations[key] = outputFile(obj, g.src)
-			}
-			return annotations
-		}, 2, "- ", "")
-	})
-	err = writeResourceList(w, r.kept, rl.FunctionConfig, rl.Results, func() error { return writeEmitted(w, texts) })
-	return rl.Results, errors.Join(err, w.Flush())
+	if rerr := kio.ReconcileInternalAnnotations(items, nodeAnnos); rerr != nil {
+		return rl.Results, rerr
+	}
+	w := bufio.NewWriterSize(out, 64<<10)
+	werr := writeResourceList(w, items, generated, rl.FunctionConfig, rl.Results)
+	return rl.Results, errors.Join(err, werr, w.Flush())
 }
 
-// writeResourceList writes items as kyaml does, then the generated items (written by
-// writeGenerated straight to w), then the functionConfig and the results.
-func writeResourceList(w *bufio.Writer, items []*yaml.RNode, fc *yaml.RNode, results Results, writeGenerated func() error) error {
-	w.WriteString(resourceListHeader)
-	if len(items) == 0 && writeGenerated == nil {
+// isResults tells whether err is the processor's error results (invalid input) rather than a
+// failure to read or write.
+func isResults(err error) bool {
+	var results framework.Results
+	return errors.As(err, &results)
+}
+
+type encoded struct {
+	text []byte
+	err  error
+}
+
+// writeResourceList writes a ResourceList: items (each written by kyaml, as its ByteWriter writes
+// one document), then the generated items, already written as list items, then the functionConfig
+// and the results (as framework.Execute writes them).
+func writeResourceList(w *bufio.Writer, items []*yaml.RNode, generated [][]byte, fc *yaml.RNode, results framework.Results) error {
+	w.WriteString("apiVersion: " + kio.ResourceListAPIVersion + "\nkind: " + kio.ResourceListKind + "\n")
+	if len(items) == 0 && len(generated) == 0 {
 		w.WriteString("items: []\n")
 	} else {
 		w.WriteString("items:\n")
 	}
-	// kyaml encodes each item on its own, so a thousand pass-through items are written in chunks in
-	// parallel and the texts joined.
-	const chunk = 64
-	texts := parallelMap((len(items)+chunk-1)/chunk, func(i int) emitted {
-		return encodeItems(items[i*chunk : min(len(items), (i+1)*chunk)])
-	})
-	if err := writeEmitted(w, texts); err != nil {
-		return err
-	}
-	if writeGenerated != nil {
-		if err := writeGenerated(); err != nil {
-			return err
+	texts := parallelMap(len(items), func(i int) encoded { return encodeNode(items[i]) })
+	for _, t := range texts {
+		if t.err != nil {
+			return t.err
 		}
+		writeIndented(w, t.text, "- ", "  ")
+	}
+	for _, text := range generated {
+		w.Write(text)
 	}
 	if fc != nil {
-		s, err := fc.String()
-		if err != nil {
-			return err
+		t := encodeNode(fc)
+		if t.err != nil {
+			return t.err
 		}
 		w.WriteString("functionConfig:\n")
-		for line := range strings.SplitSeq(strings.TrimSuffix(s, "\n"), "\n") {
-			if line != "" {
-				w.WriteString("  ")
-			}
-			w.WriteString(line)
-			w.WriteByte('\n')
-		}
+		writeIndented(w, t.text, "  ", "  ")
 	}
 	if len(results) > 0 {
-		r, err := yaml.Marshal(results)
+		text, err := yaml.Marshal(results)
 		if err != nil {
 			return err
 		}
 		w.WriteString("results:\n")
-		w.Write(r)
+		w.Write(text)
 	}
 	return nil
 }
 
-// encodeItems is the text kyaml writes for items in a ResourceList (sequence indentation and
-// annotations as it formats them), after "items:".
-func encodeItems(items []*yaml.RNode) emitted {
-	var list bytes.Buffer
-	if err := (&kio.ByteReadWriter{Writer: &list, KeepReaderAnnotations: true,
-		WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}).Write(items); err != nil {
-		return emitted{err: err}
+// encodeNode is kyaml's text of one item, reader annotations kept.
+func encodeNode(n *yaml.RNode) encoded {
+	var buf bytes.Buffer
+	err := kio.ByteWriter{Writer: &buf, KeepReaderAnnotations: true}.Write([]*yaml.RNode{n})
+	return encoded{text: buf.Bytes(), err: err}
+}
+
+// writeIndented writes a YAML document nested one level down: its first line after first ("- " for
+// a list item), every other non-empty line after rest. Block YAML keeps its meaning when every line
+// is indented alike.
+func writeIndented(w io.Writer, doc []byte, first, rest string) {
+	prefix := first
+	for line := range bytes.Lines(doc) {
+		if len(line) > 1 {
+			io.WriteString(w, prefix)
+		}
+		w.Write(line)
+		prefix = rest
 	}
-	text := list.Bytes()
-	i := bytes.Index(text, []byte("\nitems:\n"))
-	if i < 0 {
-		return emitted{err: errors.New("unexpected ResourceList encoding")}
+}
+
+// encodeObject writes a generated object as YAML with sigs.k8s.io/yaml (keys sorted), with the
+// annotations added and without status: generated objects have none, and the typed structs would
+// print an empty one.
+func encodeObject(obj generators.Object, annotations map[string]string) ([]byte, error) {
+	if len(annotations) > 0 {
+		all := make(map[string]string, len(obj.GetAnnotations())+len(annotations))
+		for k, v := range obj.GetAnnotations() {
+			all[k] = v
+		}
+		for k, v := range annotations {
+			all[k] = v
+		}
+		obj.SetAnnotations(all)
 	}
-	return emitted{text: text[i+len("\nitems:\n"):]}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	delete(u, "status")
+	return sigsyaml.Marshal(u)
+}
+
+// pathAnnotationKeys are the path annotations generated objects get: the forms the input used, as
+// kio.ReconcileInternalAnnotations gives the items of framework.Execute (none for kustomize; both
+// when there are no items at all).
+func pathAnnotationKeys(items []*yaml.RNode) []string {
+	var keys []string
+	//lint:ignore SA1019 the legacy form is what kpt and older kustomize read
+	for _, key := range []string{kioutil.PathAnnotation, kioutil.LegacyPathAnnotation} {
+		if len(items) == 0 || slices.ContainsFunc(items, func(n *yaml.RNode) bool { _, ok := n.GetAnnotations()[key]; return ok }) {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// pathAnnotations are the annotations that file obj for kpt under the keys given.
+func (g generatedSet) pathAnnotations(obj generators.Object, keys []string) map[string]string {
+	if len(keys) == 0 {
+		return nil
+	}
+	annotations := make(map[string]string, len(keys))
+	for _, key := range keys {
+		annotations[key] = outputFile(obj, g.src)
+	}
+	return annotations
 }
 
 // WriteManifests renders the MiniClusters of rl and writes only the generated objects, as a YAML
 // stream ("---" between documents): the output of `minicluster-fn render`. Nothing is written if
 // any MiniCluster is invalid.
-func (p Processor) WriteManifests(rl *ResourceList, out io.Writer) error {
+func (p Processor) WriteManifests(rl *framework.ResourceList, out io.Writer) error {
 	r, err := p.render(rl)
 	if err != nil {
 		return err
 	}
-	texts := parallelMap(len(r.generated), func(i int) emitted {
-		sep := "---\n"
-		if i == 0 {
-			sep = ""
+	texts := parallelMap(len(r.generated), func(i int) encoded {
+		var buf bytes.Buffer
+		for j, obj := range r.generated[i].objs {
+			text, err := encodeObject(obj, nil)
+			if err != nil {
+				return encoded{err: err}
+			}
+			if i > 0 || j > 0 {
+				buf.WriteString("---\n")
+			}
+			buf.Write(text)
 		}
-		return emitSet(r.generated[i].objs, nil, 0, "", sep)
+		return encoded{text: buf.Bytes()}
 	})
-	w := newOutputWriter(out, len(r.generated))
-	return errors.Join(writeEmitted(w, texts), w.Flush())
-}
-
-// emitted is the YAML text of one MiniCluster's objects.
-type emitted struct {
-	text []byte
-	err  error
-}
-
-// emitSet writes objs as YAML, each with the annotations annotate gives (nil: none), each
-// preceded by sep except the first one, which is preceded by firstSep.
-func emitSet(objs []generators.Object, annotate func(generators.Object) map[string]string, indent int, first, firstSep string) emitted {
-	var buf bytes.Buffer
-	// A MiniCluster's objects take about 20 KB of YAML; growing the buffer by doubling from
-	// nothing was a quarter of all bytes allocated for a thousand of them.
-	buf.Grow(32 << 10)
-	w := bufio.NewWriter(&buf)
-	for i, obj := range objs {
-		switch {
-		case i == 0:
-			w.WriteString(firstSep)
-		case first == "":
-			w.WriteString("---\n")
-		}
-		var annotations map[string]string
-		if annotate != nil {
-			annotations = annotate(obj)
-		}
-		if err := emitObject(w, obj, annotations, indent, first); err != nil {
-			return emitted{err: err}
-		}
-	}
-	err := w.Flush()
-	return emitted{text: buf.Bytes(), err: err}
-}
-
-func writeEmitted(w *bufio.Writer, texts []emitted) error {
+	w := bufio.NewWriterSize(out, 64<<10)
 	for _, t := range texts {
 		if t.err != nil {
 			return t.err
 		}
 		w.Write(t.text)
 	}
-	return nil
-}
-
-// newOutputWriter buffers the output of sets MiniClusters' objects: up to 64 KB (what a pipe takes
-// in one write) for many, less for a few, since every 4 KB of a fresh buffer is one more page
-// fault in a process that lives for a few milliseconds; texts larger than the buffer are
-// written straight through anyway.
-func newOutputWriter(out io.Writer, sets int) *bufio.Writer {
-	return bufio.NewWriterSize(out, min(64<<10, 16<<10*max(1, sets)))
+	return w.Flush()
 }

@@ -5,15 +5,14 @@ package generators
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
-	"github.com/minicluster-fn/minicluster-fn/internal/jsontree"
 )
 
 // Object is a typed Kubernetes object with metadata.
@@ -103,25 +102,17 @@ func resolveNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, placeholder n
 	return newNames(mc, opts, jobHash, keygenHash, servicesHash), nil
 }
 
-// shortHash is the first HashSuffixLength hex digits of the SHA-256 of the values' canonical
-// JSON form (object members sorted), so it is deterministic. It is built with jsontree rather
-// than encoding/json, which would first build encoders for the whole core/v1 API. The text goes
-// to the hash in pieces through a reused buffer, never whole.
+// shortHash is the first HashSuffixLength hex digits of the SHA-256 of the values' JSON form, as
+// encoding/json writes it: struct fields in declaration order, map keys sorted, so it is
+// deterministic.
 func shortHash(values ...any) (string, error) {
 	h := sha256.New()
-	buf := hashBuffers.Get().(*[]byte)
-	defer hashBuffers.Put(buf)
+	enc := json.NewEncoder(h)
 	for _, v := range values {
-		tree, err := jsontree.FromGo(v)
-		if err != nil {
+		if err := enc.Encode(v); err != nil {
 			return "", fmt.Errorf("hashing the pod template: %w", err)
-		}
-		if *buf, err = tree.WriteCanonical(h, *buf); err != nil {
-			return "", err
 		}
 	}
 	var sum [sha256.Size]byte
 	return hex.EncodeToString(h.Sum(sum[:0]))[:v1alpha2.HashSuffixLength], nil
 }
-
-var hashBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}

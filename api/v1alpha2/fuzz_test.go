@@ -1,12 +1,10 @@
 package v1alpha2_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 	"github.com/minicluster-fn/minicluster-fn/tests/outputcheck"
@@ -25,6 +23,9 @@ func documentLevel(e *field.Error) bool {
 func FuzzDecode(f *testing.F) {
 	// Seeds: the examples, the corpus when present, and testdata/fuzz/FuzzDecode (crashers stay there).
 	outputcheck.AddSeeds(f)
+	for _, doc := range badInputs {
+		f.Add([]byte(head + doc + "\n"))
+	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		mc, errs := v1alpha2.Decode(doc)
 		if mc == nil && len(errs) == 0 {
@@ -55,37 +56,4 @@ func hasFieldPath(p string) bool {
 		}
 	}
 	return false
-}
-
-// FuzzDecodeMatchesSigsJSON: the decoder Decode uses (jsontree.Unmarshal) gives the same object,
-// the same unknown and duplicate fields and the same error as sigs.k8s.io/json's UnmarshalStrict,
-// on the JSON Decode makes of any YAML document and on any JSON text as it is (members out of
-// order or given twice, whitespace, escapes YAML never writes); and Decode gives what it gave
-// with sigs.k8s.io/json (legacyDecode) but for the deliberate differences.
-func FuzzDecodeMatchesSigsJSON(f *testing.F) {
-	// Seeds: the examples and the corpus when present, the inputs of the differential tests, the
-	// test inputs of fn and of the command, FuzzDecode's inputs, and
-	// testdata/fuzz/FuzzDecodeMatchesSigsJSON (divergences found stay there).
-	outputcheck.AddSeeds(f)
-	for _, doc := range badInputs {
-		f.Add([]byte(head + doc + "\n"))
-	}
-	for _, js := range jsonInputs {
-		f.Add([]byte(js))
-	}
-	for _, doc := range testInputs(f) {
-		f.Add(doc)
-	}
-	for _, doc := range fuzzSeeds(f, "testdata/fuzz/FuzzDecode") {
-		f.Add(doc)
-	}
-	f.Fuzz(func(t *testing.T, doc []byte) {
-		if js, err := yaml.YAMLToJSONStrict(doc); err == nil {
-			checkSameAsSigsJSON(t, js)
-		}
-		checkDecodeSameAsLegacy(t, doc)
-		if json.Valid(doc) {
-			checkSameAsSigsJSON(t, doc)
-		}
-	})
 }

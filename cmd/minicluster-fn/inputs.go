@@ -6,22 +6,21 @@ import (
 	"io"
 	"os"
 
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
-
-	"github.com/minicluster-fn/minicluster-fn/fn"
 )
 
 // readMiniClusterFiles reads every document of the named files ("-" is stdin). Each document must
 // be a MiniCluster; problems come back as results naming the file.
-func readMiniClusterFiles(files []string, stdin io.Reader) ([]*yaml.RNode, fn.Results) {
+func readMiniClusterFiles(files []string, stdin io.Reader) ([]*yaml.RNode, framework.Results) {
 	var nodes []*yaml.RNode
-	var results fn.Results
+	var results framework.Results
 	problem := func(file string, index int, msg string) {
-		results = append(results, &fn.Result{Severity: fn.SeverityError, Message: msg, File: &fn.File{Path: file, Index: index}})
+		results = append(results, &framework.Result{Severity: framework.Error, Message: msg, File: &framework.File{Path: file, Index: index}})
 	}
 	for _, file := range files {
 		data, err := readInput(file, stdin)

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/minicluster-fn/minicluster-fn/fn"
 )
@@ -32,16 +33,16 @@ func render(files []string, stdin io.Reader, out, errOut io.Writer) error {
 	if len(results) > 0 {
 		return errors.New("invalid input")
 	}
-	rl := &fn.ResourceList{Items: nodes}
+	rl := &framework.ResourceList{Items: nodes}
 	err := fn.Processor{Standalone: true}.WriteManifests(rl, out)
 	printResults(errOut, rl.Results)
 	return err
 }
 
 // processFiles reads and renders MiniCluster files, printing every problem to errOut.
-func processFiles(files []string, stdin io.Reader, errOut io.Writer) (*fn.ResourceList, error) {
+func processFiles(files []string, stdin io.Reader, errOut io.Writer) (*framework.ResourceList, error) {
 	nodes, results := readMiniClusterFiles(files, stdin)
-	rl := &fn.ResourceList{Items: nodes}
+	rl := &framework.ResourceList{Items: nodes}
 	var perr error
 	if len(nodes) > 0 {
 		perr = fn.Processor{Standalone: true}.Check(rl)
@@ -52,7 +53,7 @@ func processFiles(files []string, stdin io.Reader, errOut io.Writer) (*fn.Resour
 		return nil, perr
 	}
 	for _, r := range results {
-		if r.Severity == fn.SeverityError {
+		if r.Severity == framework.Error {
 			return nil, errors.New("invalid input")
 		}
 	}

@@ -5,17 +5,17 @@ import (
 	"io"
 	"strings"
 
-	"github.com/minicluster-fn/minicluster-fn/fn"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 )
 
 // printResults writes one line per result: severity, file, object, field and message.
-func printResults(w io.Writer, results fn.Results) {
+func printResults(w io.Writer, results framework.Results) {
 	for _, r := range results {
 		fmt.Fprintln(w, formatResult(r))
 	}
 }
 
-func formatResult(r *fn.Result) string {
+func formatResult(r *framework.Result) string {
 	var parts []string
 	if r.File != nil && r.File.Path != "" {
 		file := r.File.Path
@@ -36,7 +36,7 @@ func formatResult(r *fn.Result) string {
 	}
 	sev := string(r.Severity)
 	if sev == "" {
-		sev = string(fn.SeverityError)
+		sev = string(framework.Error)
 	}
 	return sev + ": " + strings.Join(append(parts, r.Message), ": ")
 }

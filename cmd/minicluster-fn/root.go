@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/minicluster-fn/minicluster-fn/fn"
 )
@@ -54,8 +55,8 @@ stdout. That is how kustomize (generators:) and kpt (mutators:) run it.`,
 func runKRM(in io.Reader, out, errOut io.Writer) error {
 	results, err := fn.Processor{}.Stream(in, out)
 	printResults(errOut, results)
-	var failed *fn.Failed
-	if err != nil && !errors.As(err, &failed) {
+	var invalid framework.Results
+	if err != nil && !errors.As(err, &invalid) {
 		fmt.Fprintf(errOut, "error: %v\n", err)
 	}
 	return err

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# process-time.sh BINARY — whole-process timings of minicluster-fn on this machine.
+# process-time.sh BINARY — whole-process figures of minicluster-fn, each against a floor measured
+# in the same run: tests/bench/passthroughfn, the most trivial kyaml fn/framework function (it
+# changes nothing).
 #
-# Prints a table: the function on kustomize's hello-world ResourceList (median, p90 of >= 200 runs),
-# 10 / 100 / 1,000 MiniClusters in one ResourceList, peak RSS of the 1,000 case, and kustomize build
-# with the exec generator vs kustomize build of the already-rendered output. Targets are printed next
-# to the numbers; a missed target never fails the script (machines are noisy).
+# Budget (issue 13; a missed budget is printed, never fails the script: machines are noisy):
+# - hello-world ResourceList: CPU at most 2x the floor's on the same input, in paired runs.
+# - 10 / 100 / 1,000 MiniClusters in one ResourceList: CPU grows linearly (the cost per
+#   MiniCluster from 100 to 1,000 at most 1.5x that from 10 to 100).
+# - 1,000 MiniClusters: CPU and peak RSS at most 0.6x what the floor needs to pass the same
+#   rendered output (8,000 objects) through, in paired runs.
+# - kustomize build running the generator, against a build of the pre-rendered output and against
+#   the same build with the floor as the generator: ratios only.
 #
 # Every command is started directly, without a shell, as kustomize and kpt start an exec function
-# (tests/bench/proctime); GNU time (/usr/bin/time -v, apt-get install -y time) or /proc gives the
-# peak RSS.
-# Environment: KUSTOMIZE (default <repo>/bin/kustomize), RUNS (default 300), GO (default go).
+# (tests/bench/proctime, which also reads CPU time and peak RSS from the kernel).
+# Environment: KUSTOMIZE (default <repo>/bin/kustomize), RUNS (default 200), GO (default go).
 set -euo pipefail
 
 if [[ $# -ne 1 || ! -x "$1" ]]; then
@@ -19,143 +24,107 @@ fi
 bin="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 kustomize="${KUSTOMIZE:-${root}/bin/kustomize}"
-runs="${RUNS:-300}"
-(( runs >= 200 )) || { echo "RUNS must be at least 200" >&2; exit 2; }
+runs="${RUNS:-200}"
+(( runs >= 50 )) || { echo "RUNS must be at least 50" >&2; exit 2; }
 go="${GO:-go}"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "${tmp}"' EXIT
 
 # --- inputs -----------------------------------------------------------------------------------
-(cd "${root}" && GOTOOLCHAIN=local GOFLAGS=-buildvcs=false "${go}" build -o "${tmp}/" ./tests/bench/genrl ./tests/bench/proctime)
+(cd "${root}" && GOTOOLCHAIN=local GOFLAGS=-buildvcs=false "${go}" build -o "${tmp}/" \
+  ./tests/bench/genrl ./tests/bench/proctime ./tests/bench/passthroughfn)
+floor="${tmp}/passthroughfn"
 "${tmp}/genrl" -wrap "${root}/examples/hello-world/minicluster.yaml" > "${tmp}/hello.yaml"
 for n in 10 100 1000; do
   "${tmp}/genrl" -n "${n}" > "${tmp}/rl-${n}.yaml"
 done
 # Every input must render before it is timed.
 for f in "${tmp}"/hello.yaml "${tmp}"/rl-*.yaml; do
-  if ! "${bin}" < "${f}" > "${tmp}/out.yaml" 2> "${tmp}/err.txt"; then
+  if ! "${bin}" < "${f}" > "${tmp}/out-$(basename "${f}")" 2> "${tmp}/err.txt"; then
     echo "error: ${bin} failed on $(basename "${f}"):" >&2
     cat "${tmp}/err.txt" >&2
     exit 1
   fi
 done
+# The floor's input for the 1,000 case: the rendered output, a ResourceList of 8,000 objects.
+rendered="${tmp}/out-rl-1000.yaml"
+objects=$(grep -c '^  kind: ' "${rendered}" || true)
 
-# --- timing helpers ----------------------------------------------------------------------------
-# timed RUNS INPUT CMD...: whole runs of CMD (stdin from INPUT unless it is "-") after 10 warmup
-# runs; prints "min M median M p90 P mean A" in milliseconds.
-timed() {
-  local runs="$1" input="$2"
-  shift 2
-  if [[ "${input}" == - ]]; then
-    "${tmp}/proctime" -runs "${runs}" -warmup 10 -- "$@"
-  else
-    "${tmp}/proctime" -runs "${runs}" -warmup 10 -input "${input}" -- "$@"
-  fi
-}
-# field NAME LINE: the value after NAME in a line of timed.
+# --- helpers -------------------------------------------------------------------------------------
+# field NAME LINE: the value after NAME in a line of proctime.
 field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' <<< "$2"; }
-
-# peak_rss_mib FILE: peak resident set size of one run of the function on FILE, in MiB.
-peak_rss_mib() {
-  if [[ -x /usr/bin/time ]] && /usr/bin/time -v true > /dev/null 2>&1; then
-    /usr/bin/time -v "${bin}" < "$1" 2> "${tmp}/time.txt" > /dev/null
-    awk -F': ' '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }' "${tmp}/time.txt"
-  else
-    # VmHWM of the process just before it exits: poll /proc while it runs.
-    "${bin}" < "$1" > /dev/null &
-    local pid=$! hwm=0 v
-    while kill -0 "${pid}" 2> /dev/null; do
-      v=$(awk '/VmHWM/ { print $2 }' "/proc/${pid}/status" 2> /dev/null || true)
-      [[ -n "${v}" && "${v}" -gt "${hwm}" ]] && hwm="${v}"
-    done
-    wait "${pid}"
-    awk -v k="${hwm}" 'BEGIN { printf "%.1f (sampled)", k / 1024 }'
-  fi
-}
-
-# verdict VALUE OP LIMIT: "ok" or "MISSED".
-verdict() {
-  awk -v v="$1" -v l="$3" -v op="$2" 'BEGIN { ok = (op == "<") ? (v < l) : (v <= l); print ok ? "ok" : "MISSED" }'
-}
+# verdict VALUE LIMIT: "ok" if VALUE <= LIMIT, else "MISSED".
+verdict() { awk -v v="$1" -v l="$2" 'BEGIN { print (v <= l) ? "ok" : "MISSED" }'; }
+div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 # --- measurements --------------------------------------------------------------------------------
-hello=$(timed "${runs}" "${tmp}/hello.yaml" "${bin}")
-hello_med=$(field median "${hello}")
-hello_p90=$(field p90 "${hello}")
-# Process start-up alone (no input read, nothing rendered), to tell start-up from work.
-version_med=$(field median "$(timed 100 - "${bin}" version)")
-
-declare -A many_med
+hello=$("${tmp}/proctime" -runs "${runs}" -warmup 10 -input "${tmp}/hello.yaml" \
+  -base "${floor}" -base-input "${tmp}/hello.yaml" -- "${bin}")
+declare -A many
 for n in 10 100 1000; do
-  r=50
-  (( n == 1000 )) && r=20
-  many_med[${n}]=$(field median "$(timed "${r}" "${tmp}/rl-${n}.yaml" "${bin}")")
+  r=40
+  (( n == 1000 )) && r=10
+  many[${n}]=$("${tmp}/proctime" -runs "${r}" -warmup 2 -input "${tmp}/rl-${n}.yaml" -- "${bin}")
 done
-rss_1000=$(peak_rss_mib "${tmp}/rl-1000.yaml")
+big=$("${tmp}/proctime" -runs 10 -warmup 1 -input "${tmp}/rl-1000.yaml" \
+  -base "${floor}" -base-input "${rendered}" -- "${bin}")
 
-kust_line="kustomize not found at ${kustomize}: run make bin/kustomize"
 if [[ -x "${kustomize}" ]]; then
-  # The example, with its exec path pointing at BINARY, and a directory of its rendered output.
-  mkdir -p "${tmp}/gen" "${tmp}/static"
-  cp "${root}/examples/hello-world/kustomization.yaml" "${tmp}/gen/"
-  sed -e "s#^\( *path: \).*minicluster-fn *\$#\1${bin}#" "${root}/examples/hello-world/minicluster.yaml" > "${tmp}/gen/minicluster.yaml"
+  # The example with its exec path pointing at BINARY; the same with the floor as the generator;
+  # and a directory of the rendered output.
+  mkdir -p "${tmp}/gen" "${tmp}/floor" "${tmp}/static"
+  for d in gen floor; do
+    exe="${bin}"
+    [[ "${d}" == floor ]] && exe="${floor}"
+    cp "${root}/examples/hello-world/kustomization.yaml" "${tmp}/${d}/"
+    sed -e "s#^\( *path: \).*minicluster-fn *\$#\1${exe}#" "${root}/examples/hello-world/minicluster.yaml" > "${tmp}/${d}/minicluster.yaml"
+  done
   "${kustomize}" build --enable-alpha-plugins --enable-exec "${tmp}/gen" > "${tmp}/static/rendered.yaml"
   printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - rendered.yaml\n' > "${tmp}/static/kustomization.yaml"
   "${kustomize}" build "${tmp}/static" > "${tmp}/static.out"
   if ! cmp -s "${tmp}/static/rendered.yaml" "${tmp}/static.out"; then
     echo "warning: kustomize build of the rendered output differs from it" >&2
   fi
-  # The floor: the same generator, but the "function" only prints the ResourceList our binary
-  # returned (no Go process, no rendering): what kustomize's exec path costs by itself.
-  mkdir -p "${tmp}/noop"
-  "${bin}" < "${tmp}/hello.yaml" > "${tmp}/noop/out.yaml"
-  printf '#!/bin/sh\ncat > /dev/null\nexec cat %q\n' "${tmp}/noop/out.yaml" > "${tmp}/noop/fn.sh"
-  chmod +x "${tmp}/noop/fn.sh"
-  cp "${root}/examples/hello-world/kustomization.yaml" "${tmp}/noop/"
-  sed -e "s#^\( *path: \).*minicluster-fn *\$#\1${tmp}/noop/fn.sh#" "${root}/examples/hello-world/minicluster.yaml" > "${tmp}/noop/minicluster.yaml"
-  "${kustomize}" build --enable-alpha-plugins --enable-exec "${tmp}/noop" > "${tmp}/noop.out"
-  if ! cmp -s "${tmp}/static/rendered.yaml" "${tmp}/noop.out"; then
-    echo "warning: kustomize build with the no-op function differs from the real one" >&2
-  fi
-  kgen=$(field median "$(timed 100 - "${kustomize}" build --enable-alpha-plugins --enable-exec "${tmp}/gen")")
-  kstatic=$(field median "$(timed 100 - "${kustomize}" build "${tmp}/static")")
-  knoop=$(field median "$(timed 100 - "${kustomize}" build --enable-alpha-plugins --enable-exec "${tmp}/noop")")
-  ratio=$(awk -v a="${kgen}" -v b="${kstatic}" 'BEGIN { printf "%.2f", a / b }')
-  ratio_noop=$(awk -v a="${knoop}" -v b="${kstatic}" 'BEGIN { printf "%.2f", a / b }')
-  # Were kustomize's exec path free, the build would still take the rendered build plus the
-  # function's own run: the lowest ratio this function could reach.
-  ratio_free=$(awk -v a="${kstatic}" -v f="${hello_med}" 'BEGIN { printf "%.2f", (a + f) / a }')
+  kgen=$("${tmp}/proctime" -runs 100 -warmup 5 -base "${kustomize} build ${tmp}/static" \
+    -- "${kustomize}" build --enable-alpha-plugins --enable-exec "${tmp}/gen")
+  kfloor=$("${tmp}/proctime" -runs 100 -warmup 5 -base "${kustomize} build --enable-alpha-plugins --enable-exec ${tmp}/floor" \
+    -- "${kustomize}" build --enable-alpha-plugins --enable-exec "${tmp}/gen")
 fi
 
 # --- report --------------------------------------------------------------------------------------
-tool="tests/bench/proctime (direct exec, no shell)"
-row() { printf '%-56s %14s   %-34s %s\n' "$@"; }
-echo "minicluster-fn process timings: ${bin}"
-echo "machine: $(nproc) CPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2> /dev/null || uname -m); timer: ${tool}"
+row() { printf '%-62s %12s %12s   %-10s %s\n' "$@"; }
+echo "minicluster-fn process figures: ${bin}"
+echo "machine: $(nproc) CPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2> /dev/null || uname -m)"
 echo "version: $("${bin}" version 2> /dev/null | head -1 || echo unknown)"
+echo "floor: tests/bench/passthroughfn (kyaml fn/framework, changes nothing); timer: tests/bench/proctime"
+echo "cpu = user+system time, median; ratios of CPU are medians of paired runs"
 echo
-row "measurement" "value" "target" "verdict"
-row "-----------" "-----" "------" "-------"
-row "hello-world ResourceList, median (${runs} runs)" "${hello_med} ms" "< 20 ms (issue 2) / < 10 ms (issue 5)" \
-  "$(verdict "${hello_med}" '<' 20) / $(verdict "${hello_med}" '<' 10)"
-row "hello-world ResourceList, p90 (${runs} runs)" "${hello_p90} ms" "< 20 ms (issue 2) / < 10 ms (issue 5)" \
-  "$(verdict "${hello_p90}" '<' 20) / $(verdict "${hello_p90}" '<' 10)"
-row "  (start-up only: \`BINARY version\`, median)" "${version_med} ms" "-" "-"
-# Linear growth: the cost per MiniCluster beyond start-up should not rise with n.
-per_mc() { awk -v t="$1" -v v="${version_med}" -v n="$2" 'BEGIN { printf "%.3f", (t - v) / n }'; }
-row "10 MiniClusters in one ResourceList, median" "${many_med[10]} ms" "-" "$(per_mc "${many_med[10]}" 10) ms/MiniCluster"
-row "100 MiniClusters in one ResourceList, median" "${many_med[100]} ms" "-" "$(per_mc "${many_med[100]}" 100) ms/MiniCluster"
-row "1,000 MiniClusters in one ResourceList, median" "${many_med[1000]} ms" "< 1000 ms" \
-  "$(verdict "${many_med[1000]}" '<' 1000), $(per_mc "${many_med[1000]}" 1000) ms/MiniCluster"
-row "1,000 MiniClusters, peak RSS" "${rss_1000} MiB" "< 200 MiB" "$(verdict "${rss_1000%% *}" '<' 200)"
-if [[ -n "${ratio:-}" ]]; then
-  row "kustomize build --enable-exec hello-world, median" "${kgen} ms" "-" "-"
-  row "kustomize build of the rendered output, median" "${kstatic} ms" "-" "-"
-  row "ratio exec generator / rendered (medians)" "${ratio}x" "< 1.3" "$(verdict "${ratio}" '<' 1.3)"
-  row "  (floor: same generator, function = cat, median)" "${knoop} ms" "-" "-"
-  row "  (floor ratio: kustomize's exec path alone)" "${ratio_noop}x" "-" "-"
-  row "  (bound: rendered build + the function's own median)" "${ratio_free}x" "-" "-"
+row "measurement" "function" "floor" "ratio" "budget / verdict"
+row "-----------" "--------" "-----" "-----" "----------------"
+row "hello-world ResourceList, CPU (${runs} pairs)" "$(field cpu "${hello}") ms" "$(field base_cpu "${hello}") ms" \
+  "$(field cpu_ratio "${hello}")x" "<= 2x: $(verdict "$(field cpu_ratio "${hello}")" 2)"
+row "  wall, median" "$(field median "${hello}") ms" "$(field base_median "${hello}") ms" "$(div "$(field median "${hello}")" "$(field base_median "${hello}")")x" "-"
+for n in 10 100 1000; do
+  row "${n} MiniClusters in one ResourceList, CPU / wall" "$(field cpu "${many[${n}]}") ms" "-" "-" "wall $(field median "${many[${n}]}") ms"
+done
+c10=$(field cpu "${many[10]}") c100=$(field cpu "${many[100]}") c1000=$(field cpu "${many[1000]}")
+m_low=$(awk -v a="${c10}" -v b="${c100}" 'BEGIN { printf "%.3f", (b - a) / 90 }')
+m_high=$(awk -v a="${c100}" -v b="${c1000}" 'BEGIN { printf "%.3f", (b - a) / 900 }')
+lin=$(div "${m_high}" "${m_low}")
+row "  CPU per MiniCluster, 10->100 and 100->1,000" "${m_low} ms" "${m_high} ms" "${lin}x" "<= 1.5x (linear): $(verdict "${lin}" 1.5)"
+row "1,000 MiniClusters vs floor passing ${objects} objects: CPU" "$(field cpu "${big}") ms" "$(field base_cpu "${big}") ms" \
+  "$(field cpu_ratio "${big}")x" "<= 0.6x: $(verdict "$(field cpu_ratio "${big}")" 0.6)"
+row "  peak RSS" "$(field rss "${big}") MiB" "$(field base_rss "${big}") MiB" \
+  "$(field rss_ratio "${big}")x" "<= 0.6x: $(verdict "$(field rss_ratio "${big}")" 0.6)"
+row "  wall, median" "$(field median "${big}") ms" "$(field base_median "${big}") ms" "$(div "$(field median "${big}")" "$(field base_median "${big}")")x" "-"
+if [[ -n "${kgen:-}" ]]; then
+  row "kustomize build, generator vs pre-rendered: wall" "$(field median "${kgen}") ms" "$(field base_median "${kgen}") ms" \
+    "$(div "$(field median "${kgen}")" "$(field base_median "${kgen}")")x" "(no target)"
+  row "  CPU" "$(field cpu "${kgen}") ms" "$(field base_cpu "${kgen}") ms" "$(field cpu_ratio "${kgen}")x" "(no target)"
+  row "kustomize build, generator vs floor as generator: wall" "$(field median "${kfloor}") ms" "$(field base_median "${kfloor}") ms" \
+    "$(div "$(field median "${kfloor}")" "$(field base_median "${kfloor}")")x" "(no target)"
+  row "  CPU" "$(field cpu "${kfloor}") ms" "$(field base_cpu "${kfloor}") ms" "$(field cpu_ratio "${kfloor}")x" "(no target)"
 else
-  echo "${kust_line}"
+  echo "kustomize not found at ${kustomize}: run make bin/kustomize"
 fi
