@@ -93,7 +93,7 @@ func decodeJSON(js []byte) (*MiniCluster, field.ErrorList) {
 // unknownFieldError is the error for a field that is not in the MiniCluster v1alpha2 schema: every
 // unknown field of a document is reported through here.
 func unknownFieldError(path *field.Path) *field.Error {
-	return field.Forbidden(path, "unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)")
+	return field.Forbidden(path, UnknownFieldDetail(path))
 }
 
 // presentSize tells whether spec.size is in the document (and not null).
