@@ -96,6 +96,9 @@ var rules = []rule{
 	r("F-services-pull-secrets", bugFixed, roleServices, podSpec+`\.imagePullSecrets\[[^\]]+\]\.name`).when(absentInOperator),
 	// Lifecycle hooks: the operator exec'd the whole string as one program name.
 	r("D-lifecycle-shell", deliberate, roleBroker+"|"+roleServices, container+`\.lifecycle\.(?:postStart|preStop)\.exec\.command\[\d\]`),
+	// spec.pod.tolerations apply to the services Pod too (the operator's lacks them: on tainted
+	// nodes it could not be scheduled beside the brokers).
+	r("D-services-tolerations", deliberate, roleServices, podSpec+`\.tolerations\[[^\]]+\]\..*`).when(absentInOperator),
 	// network.disableAffinity also dropped the user's pod.nodeAffinity in the operator.
 	r("F-node-affinity-dropped", bugFixed, roleBroker, podSpec+`\.affinity\.nodeAffinity\..*`).when(absentInOperator),
 }
