@@ -30,7 +30,6 @@ type sandboxRun struct {
 	code     int
 	calls    [][]string
 	startEnv map[string]string
-	files    []string
 	output   string
 }
 
