@@ -15,7 +15,7 @@ KPT := $(BIN)/kpt
 export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run test hygiene unit integration fuzz lint bench bench-once clean image container-test container-test-if-podman
+.PHONY: all build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman
 
 all: build
 
@@ -48,7 +48,7 @@ lint:
 	$(GO) tool -modfile=tools/lint/go.mod staticcheck ./...
 
 ## test: everything CI runs (the container tests skip, with a message, where podman is missing)
-test: hygiene lint unit bench-once integration container-test-if-podman fuzz
+test: hygiene lint unit bench-once integration operator-diff container-test-if-podman fuzz
 
 ## hygiene: no tracked file over 1 MB, and `go mod tidy -diff` clean in every module
 hygiene:
@@ -64,6 +64,12 @@ unit: build bin/kustomize bin/kpt
 ## compile takes ~6 min and ~3 GB)
 integration: build bin/kustomize
 	cd tests/integration && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 ./...
+
+## operator-diff: the operator's own reconciler (built once from ../shared/vendor into
+## $${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/operator-oracle-<hash>; ~4 min CPU cold) against
+## our render, on every example, corpus file and tests/operator/testdata/fields (module tests/operator)
+operator-diff: build
+	cd tests/operator && MINICLUSTER_FN=$(FN) $(GO) test -count=1 -timeout 30m ./...
 
 # The image reference the built binary writes into keygen Jobs: `make image` tags exactly this.
 FN_IMAGE = $$($(FN) version | sed -n 's/^keygen image: //p')

@@ -955,7 +955,7 @@ func TestEntrypointRunBroker(t *testing.T) {
 				}
 				for _, line := range []string{
 					"flux submit --flags waitable --error=" + sb.dir + "/tmp/fluxout/job-0.err --output=" + sb.dir + "/tmp/fluxout/job-0.out echo hello world 1",
-					"flux submit --flags waitable --error=" + sb.dir + "/tmp/fluxout/job-3.err --output=" + sb.dir + "/tmp/fluxout/job-3.out echo 'hello $world 3'",
+					"flux submit --flags waitable --error=" + sb.dir + "/tmp/fluxout/job-3.err --output=" + sb.dir + "/tmp/fluxout/job-3.out echo 'hello  3'", // $world expands when written, as in the operator's echo "..."
 					"MINICLUSTER_FN_EOF",
 				} {
 					if !strings.Contains(string(batch), line) {
@@ -1024,5 +1024,63 @@ func TestEntrypointRunSidecar(t *testing.T) {
 	}
 	if calls := sb.fluxCalls(t); len(calls) != 1 || !slices.Equal(calls[0], []string{"proxy", "local://" + sock, "flux", "resource", "list"}) {
 		t.Errorf("flux calls = %q", calls)
+	}
+}
+
+// TestScriptEscapesAsTheOperator: the operator writes commands.script and the batch lines through
+// shell quoting that expands, so its documentation has users write \$VAR for what must expand when
+// the script runs. One of its examples picks the leader with "\${FLUX_TASK_RANK}"; written
+// verbatim, that test is never true and no rank runs the leader part.
+func TestScriptEscapesAsTheOperator(t *testing.T) {
+	script := "#!/bin/bash\n" +
+		`if [[ "\${FLUX_TASK_RANK}" == "0" ]]; then echo "leader of \$(hostname)"; else echo follower; fi` + "\n" +
+		`echo 'written on ${index}, \\ stays one backslash'` + "\n"
+	sb := newSandbox(t, entrypointCase{name: "script", mc: func() *v1alpha2.MiniCluster {
+		mc := testMiniCluster(2, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Commands: v1alpha2.Commands{Script: script}})
+		mc.Spec.Logging.Quiet = true
+		return mc
+	}})
+	sb.run(t, InitScriptKey, 0)
+	sb.run(t, WaitScriptKey(0), 0)
+	written, err := os.ReadFile(filepath.Join(sb.dir, "tmp", "custom-entrypoint.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "#!/bin/bash\n" +
+		`if [[ "${FLUX_TASK_RANK}" == "0" ]]; then echo "leader of $(hostname)"; else echo follower; fi` + "\n" +
+		`echo 'written on 0, \ stays one backslash'` + "\n"
+	if string(written) != want {
+		t.Fatalf("commands.script written as\n%s\nwant (as the operator's unquoted here-document writes it)\n%s", written, want)
+	}
+	out, err := exec.Command("/bin/bash", "-c", string(written)).CombinedOutput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(out), "follower\n") {
+		t.Errorf("without FLUX_TASK_RANK the script printed %q", out)
+	}
+	cmd := exec.Command("/bin/bash", "-c", string(written))
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "FLUX_TASK_RANK=0"}
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "leader of ") {
+		t.Errorf("rank 0 did not run the leader part: %q, %v", out, err)
+	}
+}
+
+// TestBatchLinesEscapeAsTheOperator: batch lines were echo "..."'d by the operator; \$ defers.
+func TestBatchLinesEscapeAsTheOperator(t *testing.T) {
+	sb := newSandbox(t, entrypointCase{name: "batch", mc: func() *v1alpha2.MiniCluster {
+		mc := testMiniCluster(1, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Batch: true, BatchRaw: true,
+			Command: `echo now=${index} later=\${FLUX_JOB_ID}`})
+		mc.Spec.Logging.Quiet = true
+		return mc
+	}})
+	sb.run(t, InitScriptKey, 0)
+	sb.run(t, WaitScriptKey(0), 0)
+	written, err := os.ReadFile(filepath.Join(sb.dir, "tmp", "flux-job.batch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "#!/bin/bash\necho now=0 later=${FLUX_JOB_ID}\n"; string(written) != want {
+		t.Errorf("flux-job.batch = %q, want %q", written, want)
 	}
 }

@@ -413,3 +413,61 @@ func TestEntrypointNotSubstitutedByFluxCD(t *testing.T) {
 		}
 	}
 }
+
+// TestServicesPodPullSecrets: the operator gives the services Pod spec.containers' pull secrets,
+// ours took only services[].imagePullSecret; a private services image must pull under both.
+func TestServicesPodPullSecrets(t *testing.T) {
+	doc := `
+apiVersion: flux-framework.org/v1alpha2
+kind: MiniCluster
+metadata: {name: svc}
+spec:
+  services:
+    - {name: registry, image: private.example/registry, imagePullSecret: svc-pull}
+  containers:
+    - {image: private.example/app, runFlux: true, imagePullSecret: app-pull}
+    - {image: nginx, name: nginx, imagePullSecret: svc-pull}
+`
+	objs, _ := generate(t, doc)
+	pods := find[*corev1.Pod](objs, nil)
+	if len(pods) != 1 {
+		t.Fatalf("want one services pod, got %d", len(pods))
+	}
+	var got []string
+	for _, s := range pods[0].Spec.ImagePullSecrets {
+		got = append(got, s.Name)
+	}
+	if want := []string{"app-pull", "svc-pull"}; !slices.Equal(got, want) {
+		t.Errorf("services pod imagePullSecrets = %v, want %v", got, want)
+	}
+}
+
+// TestStdinTTY: the operator's containers have stdin and a TTY (kubectl attach -it; line-buffered
+// output of programs under flux start); ours too, in the broker pods and the services Pod.
+func TestStdinTTY(t *testing.T) {
+	doc := `
+apiVersion: flux-framework.org/v1alpha2
+kind: MiniCluster
+metadata: {name: tty}
+spec:
+  services:
+    - {name: registry, image: registry}
+  containers:
+    - {image: ubuntu, runFlux: true}
+    - {image: nginx, name: nginx, noWrapEntrypoint: true}
+`
+	objs, _ := generate(t, doc)
+	spec := brokerJobOf(t, objs).Spec.Template.Spec
+	containers := append(slices.Clone(spec.InitContainers), spec.Containers...)
+	for _, p := range find[*corev1.Pod](objs, nil) {
+		containers = append(containers, p.Spec.Containers...)
+	}
+	if len(containers) != 4 {
+		t.Fatalf("want 4 containers (view, broker, sidecar, service), got %d", len(containers))
+	}
+	for _, c := range containers {
+		if !c.Stdin || !c.TTY {
+			t.Errorf("container %s: stdin %v, tty %v; want both true as with the operator", c.Name, c.Stdin, c.TTY)
+		}
+	}
+}

@@ -101,6 +101,8 @@ func viewContainer(mc *v1alpha2.MiniCluster) corev1.Container {
 		WorkingDir:      fc.WorkingDir,
 		Resources:       *fc.Resources.DeepCopy(),
 		ImagePullPolicy: pullPolicy(fc.PullAlways, ""),
+		Stdin:           true,
+		TTY:             true,
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: fc.Name, MountPath: fc.MountPath},
 			{Name: volumeHome, MountPath: homeMountPath},
@@ -123,6 +125,10 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 		Resources:       *mcc.Resources.DeepCopy(),
 		ImagePullPolicy: pullPolicy(mcc.PullAlways, mcc.ImagePullPolicy),
 		Lifecycle:       lifecycle(mcc.LifeCycle),
+		// As the operator: `kubectl attach -it` works, and programs that run directly under
+		// flux start see a terminal, so their output is line-buffered, not block-buffered.
+		Stdin: true,
+		TTY:   true,
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: fc.Name, MountPath: fc.MountPath},
 			{Name: volumeSoftware, MountPath: softwareMountPath},

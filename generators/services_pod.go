@@ -1,6 +1,8 @@
 package generators
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -29,7 +31,9 @@ func servicesPodSpec(mc *v1alpha2.MiniCluster, n names) corev1.PodSpec {
 	spec.Subdomain = n.Service
 	spec.SetHostnameAsFQDN = ptr.To(false)
 	spec.Tolerations = tolerations(s.Pod.Tolerations)
-	spec.ImagePullSecrets = pullSecrets(s.Services)
+	// The operator gives this Pod the pull secrets of spec.containers; services[].imagePullSecret
+	// is ours. A services image that pulled under the operator must still pull: the union.
+	spec.ImagePullSecrets = pullSecrets(append(slices.Clone(s.Containers), s.Services...))
 	spec.Volumes = userVolumes(s.Services)
 	for _, c := range s.Services {
 		// Services keep their image's entrypoint, as with the operator.
@@ -44,6 +48,8 @@ func servicesPodSpec(mc *v1alpha2.MiniCluster, n names) corev1.PodSpec {
 			Lifecycle:       lifecycle(c.LifeCycle),
 			VolumeMounts:    userMounts(c),
 			SecurityContext: securityContext(c.SecurityContext),
+			Stdin:           true, // as the broker pod's containers (appContainer)
+			TTY:             true,
 		})
 	}
 	return spec

@@ -1,25 +1,29 @@
 package v1alpha2
 
+import "strconv"
+
 // Defaults of the operator: the CRD's `default:` markers and the ones its Validate() applies in
 // memory (reference/flux-operator.md §1). CRD defaults are applied as if every parent object
 // existed, so `flux.logLevel` is 6 even when the file has no `flux:` block — the operator's
 // structural defaulting would leave it 0 there, which nobody means.
 const (
-	DefaultViewImage        = "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble"
-	DefaultViewName         = "flux-view"
-	DefaultViewMountPath    = "/mnt/flux"
-	DefaultSize             = 1
-	DefaultTasks            = 1
-	DefaultDeadlineSeconds  = 31500000
-	DefaultConnectTimeout   = "5s"
-	DefaultLogLevel         = 6
-	DefaultQueuePolicy      = "fcfs"
-	DefaultLeadBrokerPort   = 8050
-	DefaultBackoffLimit     = 100
-	DefaultRestartPolicy    = "OnFailure"
-	DefaultBrokerPort       = 8050
-	DefaultOutputDir        = "/tmp/fluxout"
-	DefaultBurstClusterName = "burst"
+	DefaultViewImage       = "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble"
+	DefaultViewName        = "flux-view"
+	DefaultViewMountPath   = "/mnt/flux"
+	DefaultSize            = 1
+	DefaultTasks           = 1
+	DefaultDeadlineSeconds = 31500000
+	DefaultConnectTimeout  = "5s"
+	DefaultLogLevel        = 6
+	DefaultQueuePolicy     = "fcfs"
+	DefaultLeadBrokerPort  = 8050
+	DefaultBackoffLimit    = 100
+	DefaultRestartPolicy   = "OnFailure"
+	DefaultBrokerPort      = 8050
+	DefaultOutputDir       = "/tmp/fluxout"
+	// DefaultBurstClusterPrefix names an unnamed bursting cluster burst-<index>, as the operator's
+	// API documents (BurstedCluster.Name: "The operator will set to burst-N").
+	DefaultBurstClusterPrefix = "burst-"
 )
 
 // Default fills every default in place. It is idempotent.
@@ -72,7 +76,7 @@ func (m *MiniCluster) Default() {
 	for i := range f.Bursting.Clusters {
 		c := &f.Bursting.Clusters[i]
 		if c.Name == "" {
-			c.Name = DefaultBurstClusterName
+			c.Name = DefaultBurstClusterPrefix + strconv.Itoa(i)
 		}
 		if c.Size == 0 {
 			c.Size = s.Size

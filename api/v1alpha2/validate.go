@@ -218,7 +218,15 @@ func validateFlux(f *FluxSpec, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(lp.Child("port"), lb.Port, "must be a TCP port"))
 		}
 	}
+	// Two clusters of one name would list the same hostnames twice in broker.toml (ranks that
+	// can never all connect); the operator accepts that silently.
+	seen := map[string]int{}
 	for i, c := range b.Clusters {
+		if j, dup := seen[c.Name]; dup {
+			errs = append(errs, field.Duplicate(bp.Child("clusters").Index(i).Child("name"),
+				fmt.Sprintf("%s (also the name of bursting.clusters[%d]; an unnamed cluster is named burst-<index>)", c.Name, j)))
+		}
+		seen[c.Name] = i
 		for _, msg := range validation.IsDNS1123Label(c.Name) {
 			errs = append(errs, field.Invalid(bp.Child("clusters").Index(i).Child("name"), c.Name, msg))
 		}

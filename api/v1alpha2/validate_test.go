@@ -53,6 +53,8 @@ func TestBadInputNamesTheField(t *testing.T) {
 		"reserved volume":    {"  containers: [{image: a, volumes: {flux-view: {path: /x, emptyDir: true}}}]", []string{"spec.containers[0].volumes[flux-view]"}},
 		"same volume twice":  {"  containers: [{image: a, runFlux: true, volumes: {d: {path: /d, hostPath: /a}}}, {image: b, name: b, volumes: {d: {path: /d, hostPath: /b}}}]", []string{"spec.containers[1].volumes[d]"}},
 		"hostlist+clusters":  {"  flux: {bursting: {hostlist: h, clusters: [{name: c, size: 1}]}}\n  containers: [{image: a}]", []string{"spec.flux.bursting.hostlist"}},
+		"same burst name":    {"  flux: {bursting: {clusters: [{name: b, size: 1}, {name: b, size: 2}]}}\n  containers: [{image: a}]", []string{"spec.flux.bursting.clusters[1].name"}},
+		"burst-N taken":      {"  flux: {bursting: {clusters: [{size: 1}, {name: burst-0, size: 2}]}}\n  containers: [{image: a}]", []string{"spec.flux.bursting.clusters[1].name"}},
 		"service pre":        {"  services: [{name: s, image: a, commands: {pre: x}}]\n  containers: [{image: a}]", []string{"spec.services[0].commands.pre"}},
 		"restartPolicy":      {"  pod: {restartPolicy: Always}\n  containers: [{image: a}]", []string{"spec.pod.restartPolicy"}},
 		"bad port":           {"  containers: [{image: a, runFlux: true}, {image: b, name: b, ports: [70000]}]", []string{"spec.containers[1].ports[0]"}},
@@ -129,6 +131,26 @@ func TestOperatorDefaults(t *testing.T) {
 	explicit.Default()
 	if *explicit.Spec.Tasks != 0 || *explicit.Spec.Flux.LogLevel != 0 {
 		t.Error("explicit zero tasks and logLevel must stay zero")
+	}
+}
+
+// TestUnnamedBurstClustersAreNumbered: the operator's API names an unnamed bursting cluster
+// burst-N (N its index); its examples rely on that, so two unnamed clusters are two host ranges.
+func TestUnnamedBurstClustersAreNumbered(t *testing.T) {
+	mc, errs := Decode([]byte(base + "  flux: {bursting: {clusters: [{size: 2}, {name: remote}, {}]}}\n  containers: [{image: a}]\n"))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	mc.Default()
+	var got []string
+	for _, c := range mc.Spec.Flux.Bursting.Clusters {
+		got = append(got, c.Name)
+	}
+	if want := []string{"burst-0", "remote", "burst-2"}; !slices.Equal(got, want) {
+		t.Errorf("bursting cluster names = %v, want %v", got, want)
+	}
+	if errs := mc.Validate(Options{}); len(errs) > 0 {
+		t.Errorf("distinct burst names refused: %v", errs)
 	}
 }
 

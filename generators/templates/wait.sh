@@ -107,9 +107,11 @@ fi
 
 if [[ "${index}" == "0" ]]; then
 {{- if .Batch}}
-  # Batch mode: the command's lines become a batch script that flux batch runs.
+  # Batch mode: the command's lines become a batch script that flux batch runs. Written through
+  # an unquoted here-document: $VAR and \$VAR mean what they meant in the operator's echo "...".
   rm -f flux-job.batch
-  cat > flux-job.batch <<'{{.Batch.Delimiter}}'
+  # shellcheck disable=SC2154,SC2016 # user text: variables of the broker's environment
+  cat > flux-job.batch <<{{.Batch.Delimiter}}
 #!/bin/bash
 {{- if .Batch.Raw}}
 {{- range .Batch.Lines}}

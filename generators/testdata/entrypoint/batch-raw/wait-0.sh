@@ -131,9 +131,11 @@ brokerOptions=(
 )
 
 if [[ "${index}" == "0" ]]; then
-  # Batch mode: the command's lines become a batch script that flux batch runs.
+  # Batch mode: the command's lines become a batch script that flux batch runs. Written through
+  # an unquoted here-document: $VAR and \$VAR mean what they meant in the operator's echo "...".
   rm -f flux-job.batch
-  cat > flux-job.batch <<'MINICLUSTER_FN_EOF'
+  # shellcheck disable=SC2154,SC2016 # user text: variables of the broker's environment
+  cat > flux-job.batch <<MINICLUSTER_FN_EOF
 #!/bin/bash
 flux submit -N 2 hostname
 flux queue idle

@@ -123,9 +123,11 @@ brokerOptions=(
 )
 
 if [[ "${index}" == "0" ]]; then
-  # Batch mode: the command's lines become a batch script that flux batch runs.
+  # Batch mode: the command's lines become a batch script that flux batch runs. Written through
+  # an unquoted here-document: $VAR and \$VAR mean what they meant in the operator's echo "...".
   rm -f flux-job.batch
-  cat > flux-job.batch <<'MINICLUSTER_FN_EOF_1'
+  # shellcheck disable=SC2154,SC2016 # user text: variables of the broker's environment
+  cat > flux-job.batch <<MINICLUSTER_FN_EOF_1
 #!/bin/bash
 flux submit --flags waitable --error=/tmp/fluxout/job-0.err --output=/tmp/fluxout/job-0.out echo hello world 1
 flux submit --flags waitable --error=/tmp/fluxout/job-1.err --output=/tmp/fluxout/job-1.out echo "hello world 2"

@@ -89,8 +89,11 @@ else
 fi
 export fluxsocket="local://${fluxsocket_path}"
 
-# commands.script, written out verbatim; it runs instead of a command.
-cat > /tmp/custom-entrypoint.sh <<'MINICLUSTER_FN_EOF'
+# commands.script, written as the operator writes it: through an unquoted here-document, so $VAR,
+# $(...) and `...` expand now, and \$, \` and \\ become $, ` and \ (the operator's documentation
+# has users write \$VAR for what must expand when the script runs). It runs instead of a command.
+# shellcheck disable=SC2016,SC2034,SC1083 # user text; may read or escape this script's variables
+cat > /tmp/custom-entrypoint.sh <<MINICLUSTER_FN_EOF
 #!/bin/bash
 echo "socket is $fluxsocket"
 flux proxy "$fluxsocket" flux resource list

@@ -1,0 +1,341 @@
+package operator
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// testSecretKey is the secret key of the certificate both sides get in the sandbox (the operator's
+// stub keygen writes an empty curve.cert); no log of ours may contain it.
+const testSecretKey = "SANDBOX-SECRET-KEY-0123456789abcdefghijklmno"
+
+const testCert = "#   ZeroMQ CURVE **Secret** Certificate\nmetadata\n    name = \"sandbox\"\ncurve\n    public-key = \"SANDBOX-PUBLIC-KEY-0123456789abcdefghijklm\"\n    secret-key = \"" + testSecretKey + "\"\n"
+
+// hooks are replaced by markers, so the comparison sees where each runs, not what it does.
+var hookNames = []string{"init", "pre", "post", "brokerPre", "workerPre", "servicePre"}
+
+// sandboxRun is what one script did: exit code, the flux calls (argv), the environment at
+// flux start, and its output. (The files written are not compared yet.)
+type sandboxRun struct {
+	code     int
+	calls    [][]string
+	startEnv map[string]string
+	output   string
+}
+
+// runSandboxed runs the init script and then the broker script of one pod in private mount, PID,
+// network and UTS namespaces (unshare), with tmpfs over /mnt, /tmp and /opt: the view image's flux
+// is a stub that logs its argv (and its environment at flux start), the ConfigMap is under
+// /opt/flux_operator (both sides' scripts are rewritten the same way, as /flux_operator cannot be
+// created without touching the host's root).
+func runSandboxed(t *testing.T, scripts map[string]string, initKey, brokerKey, hostname string, env []string) sandboxRun {
+	t.Helper()
+	dir := t.TempDir()
+	for k, v := range scripts {
+		v = strings.ReplaceAll(v, "/flux_operator_curve/", "/opt/flux_operator_curve/")
+		v = strings.ReplaceAll(v, "/flux_operator/", "/opt/flux_operator/")
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setup := `set -e
+mount -t tmpfs tmpfs /mnt; mount -t tmpfs tmpfs /opt
+mkdir -p /opt/sandbox && mount --bind "$SANDBOX_DIR" /opt/sandbox
+mount -t tmpfs tmpfs /tmp
+mkdir -p /mnt/flux /opt/flux_operator /opt/flux_operator_curve /opt/views/._view/h4sh/bin /opt/log /tmp/home
+# The view image's python (both scripts look for lib/python3*; set -e stops on its absence).
+mkdir -p /opt/views/._view/h4sh/lib/python3.11/site-packages && touch /opt/views/._view/h4sh/bin/python3.11 /opt/views/._view/h4sh/lib/libpython3.11.so.1.0
+cp -R /opt/sandbox/. /opt/flux_operator/ && rm -rf /opt/flux_operator/log
+printf '%s' "$SANDBOX_CERT" > /opt/flux_operator/curve.cert
+printf '%s' "$SANDBOX_CERT" > /opt/flux_operator_curve/curve.cert
+chmod 0400 /opt/flux_operator_curve/curve.cert
+printf '127.0.0.1 localhost\n10.0.0.7 %s.%s %s\n' "$SANDBOX_HOST" "$SANDBOX_DOMAIN" "$SANDBOX_HOST" > /tmp/hosts
+mount --bind /tmp/hosts /etc/hosts
+hostname "$SANDBOX_HOST"
+cat > /opt/views/._view/h4sh/bin/flux <<'STUB'
+#!/bin/bash
+{ echo "--- flux"; printf '%s\n' "$@"; } >> /opt/log/flux.log
+if [[ "$1" == start ]]; then env > /opt/log/start.env; fi
+if [[ "$1" == R ]]; then echo '{"version": 1}'; fi
+exit 0
+STUB
+chmod +x /opt/views/._view/h4sh/bin/flux
+# With flux.container.disable the application image brings flux: the stub is on PATH too.
+mkdir -p /opt/bin && cp /opt/views/._view/h4sh/bin/flux /opt/bin/flux
+set +e
+cd /tmp
+/bin/bash /opt/flux_operator/"$SANDBOX_INIT" > /opt/log/init.out 2>&1 || { echo "init exit $?" >> /opt/log/init.out; }
+timeout 60 /bin/bash /opt/flux_operator/"$SANDBOX_BROKER" > /opt/log/broker.out 2>&1
+echo $? > /opt/log/code
+cd /
+cp -R /opt/log/. /opt/sandbox/log/
+`
+	if err := os.Mkdir(filepath.Join(dir, "log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("unshare", "--mount", "--pid", "--net", "--uts", "--fork", "--kill-child", "--mount-proc", "--propagation", "private", "/bin/bash", "-c", setup)
+	cmd.Env = append([]string{
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/bin", "HOME=/tmp/home",
+		"SANDBOX_DIR=" + dir, "SANDBOX_CERT=" + testCert, "SANDBOX_HOST=" + hostname,
+		"SANDBOX_DOMAIN=sandbox-svc.default.svc.cluster.local", "SANDBOX_INIT=" + initKey, "SANDBOX_BROKER=" + brokerKey,
+	}, env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sandbox: %v\n%s", err, out.String())
+	}
+	read := func(f string) string { b, _ := os.ReadFile(filepath.Join(dir, "log", f)); return string(b) }
+	var res sandboxRun
+	fmt.Sscan(read("code"), &res.code)
+	for _, c := range strings.Split(read("flux.log"), "--- flux\n")[1:] {
+		res.calls = append(res.calls, strings.Split(strings.TrimSuffix(c, "\n"), "\n"))
+	}
+	res.startEnv = map[string]string{}
+	for _, l := range strings.Split(read("start.env"), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			res.startEnv[k] = v
+		}
+	}
+	res.output = read("init.out") + read("broker.out")
+	return res
+}
+
+// markHooks writes a copy of a MiniCluster file with every commands.* hook replaced by a marker.
+func markHooks(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mc map[string]any
+	if err := yaml.Unmarshal(data, &mc); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := mc["spec"].(map[string]any)
+	for _, list := range []string{"containers", "services"} {
+		cs, _ := spec[list].([]any)
+		for _, c := range cs {
+			cm, _ := c.(map[string]any)
+			cmds, _ := cm["commands"].(map[string]any)
+			for _, h := range hookNames {
+				if s, ok := cmds[h].(string); ok && strings.TrimSpace(s) != "" {
+					cmds[h] = "echo HOOK-" + h
+				}
+			}
+		}
+	}
+	out, err := yaml.Marshal(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(p, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// entrypointData returns the scripts of the entrypoint ConfigMap, keyed by file name.
+func entrypointScripts(objs []object, operator bool) (map[string]string, string) {
+	for _, o := range objs {
+		role := ourRole(o)
+		if operator {
+			role = operatorRole(o)
+		}
+		if role != roleEntrypoint {
+			continue
+		}
+		data, _ := o["data"].(map[string]any)
+		out := map[string]string{}
+		for k, v := range data {
+			name := k
+			if operator {
+				switch {
+				case strings.HasPrefix(k, "wait-") || strings.HasPrefix(k, "start-"):
+					name = k + ".sh"
+				case k == "curve.cert":
+				default:
+					name = "flux-init.sh"
+				}
+			}
+			out[name] = fmt.Sprint(v)
+		}
+		return out, o.name()
+	}
+	return nil, ""
+}
+
+// TestScriptsBehave runs both sides' init and broker scripts of rank 0 and rank 1 and compares
+// what they do.
+func TestScriptsBehave(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("TestScriptsBehave needs root for unshare --mount/--pid/--net: skipped")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("unshare (util-linux) not found: skipped")
+	}
+	docs := differencesText(t)
+	for _, id := range []string{"D-connect-timeout", "D-log-level-0", "F-pythonpath-cwd", "F-secret-in-log"} {
+		if !strings.Contains(docs, "`"+id+"`") {
+			t.Errorf("%s is not listed in the differences from the operator", id)
+		}
+	}
+	counts := map[string]int{}
+	for _, in := range inputs(t) {
+		if _, refused := refusedByUs[in.label]; refused {
+			continue
+		}
+		t.Run(in.label, func(t *testing.T) {
+			marked := markHooks(t, in.path)
+			op := runOracle(t, marked)
+			ours := runOurs(t, marked)
+			if ours.code != 0 || len(op.objects) == 0 {
+				t.Skip("refused by both (TestOperatorDiff checks that)")
+			}
+			opScripts, _ := entrypointScripts(op.objects, true)
+			ourScripts, _ := entrypointScripts(ours.objects, false)
+			var name, job string
+			for _, o := range op.objects {
+				if operatorRole(o) == roleBroker {
+					name = o.name()
+				}
+			}
+			for _, o := range ours.objects {
+				if ourRole(o) == roleBroker {
+					job = o.name()
+				}
+			}
+			for _, index := range []int{0, 1} {
+				opRun := runSandboxed(t, opScripts, "flux-init.sh", "wait-0.sh", fmt.Sprintf("%s-%d", name, index), nil)
+				ourRun := runSandboxed(t, ourScripts, "flux-init.sh", brokerKey(ourScripts), fmt.Sprintf("%s-%d", job, index),
+					[]string{fmt.Sprintf("JOB_COMPLETION_INDEX=%d", index), fmt.Sprintf("HOSTNAME=%s-%d", job, index)})
+				compareRuns(t, counts, index, name, job, opRun, ourRun)
+			}
+		})
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		t.Logf("%s: %d", k, counts[k])
+	}
+}
+
+func brokerKey(scripts map[string]string) string {
+	for k := range scripts {
+		if strings.HasPrefix(k, "wait-") {
+			return k
+		}
+	}
+	return "wait-0.sh"
+}
+
+// startCall is the flux start call (the last one: workers retry until one succeeds).
+func startCall(calls [][]string) []string {
+	for i := len(calls) - 1; i >= 0; i-- {
+		if len(calls[i]) > 0 && (calls[i][0] == "start" || calls[i][0] == "broker") {
+			return calls[i]
+		}
+	}
+	return nil
+}
+
+var hookMarker = regexp.MustCompile(`HOOK-[A-Za-z]+`)
+
+func compareRuns(t *testing.T, counts map[string]int, index int, name, job string, op, ours sandboxRun) {
+	t.Helper()
+	if strings.Contains(ours.output, testSecretKey) {
+		t.Errorf("rank %d: our scripts print the secret key", index)
+	}
+	if strings.Contains(op.output, testSecretKey) {
+		counts["F-secret-in-log"]++
+	}
+	if op.code != ours.code {
+		t.Errorf("rank %d: exit code operator %d, ours %d\noperator:\n%s\nours:\n%s", index, op.code, ours.code, op.output, ours.output)
+	}
+	if a, b := hookMarker.FindAllString(op.output, -1), hookMarker.FindAllString(ours.output, -1); strings.Join(a, " ") != strings.Join(b, " ") {
+		t.Errorf("rank %d: hooks ran as %v (operator) and %v (ours)", index, a, b)
+	}
+	a, b := normalizeStart(startCall(op.calls), name, job), normalizeStart(startCall(ours.calls), name, job)
+	// D-connect-timeout: the CRD default 5s reaches the operator only when the file has a flux:
+	// block (structural defaulting does not create parents); ours applies it always.
+	if !slices.ContainsFunc(a, func(s string) bool { return strings.HasPrefix(s, "-Stbon.connect_timeout=") }) {
+		if i := slices.Index(b, "-Stbon.connect_timeout=5s"); i >= 0 {
+			b = slices.Delete(b, i, i+1)
+			counts["D-connect-timeout"]++
+		}
+	}
+	// D-log-level-0: the operator's {{or .Spec.Flux.LogLevel 6}} turns an explicit logLevel 0 into 6.
+	if i, j := slices.Index(a, "-Slog-stderr-level=6"), slices.Index(b, "-Slog-stderr-level=0"); i >= 0 && j >= 0 && !slices.Contains(a, "-Slog-stderr-level=0") {
+		b[j] = a[i]
+		counts["D-log-level-0"]++
+	}
+	// E-batch-args: our sh -c 'flux batch "$@" ...' sh FLAGS is the operator's
+	// sh -c "flux batch FLAGS ..." with the flags passed as arguments instead of pasted in.
+	if a2, b2 := inlineShArgs(a), inlineShArgs(b); strings.Join(a2, "\x00") == strings.Join(b2, "\x00") && strings.Join(a, "\x00") != strings.Join(b, "\x00") {
+		a, b = a2, b2
+		counts["E-batch-args"]++
+	}
+	if strings.Join(a, "\x00") != strings.Join(b, "\x00") {
+		t.Errorf("rank %d: flux start differs\noperator: %q\nours:     %q", index, a, b)
+	} else {
+		counts["flux start argv equal"]++
+	}
+	for _, k := range []string{"STATE_DIR", "FLUX_OUTPUT_DIR", "FLUX_RC_EXTRA", "PYTHONPATH"} {
+		opValue := op.startEnv[k]
+		if k == "PYTHONPATH" && strings.HasPrefix(opValue, ":") && !strings.HasPrefix(ours.startEnv[k], ":") {
+			// F-pythonpath-cwd: "${PYTHONPATH:-""}:..." starts with an empty entry, which puts
+			// the working directory on Python's path.
+			opValue = strings.TrimPrefix(opValue, ":")
+			counts["F-pythonpath-cwd"]++
+		}
+		if opValue != ours.startEnv[k] {
+			t.Errorf("rank %d: %s at flux start: operator %q, ours %q", index, k, op.startEnv[k], ours.startEnv[k])
+		}
+	}
+}
+
+// normalizeStart: the broker options are a set (order of -S options does not matter to flux).
+func normalizeStart(argv []string, name, job string) []string {
+	var opts, rest []string
+	for _, a := range argv {
+		a = strings.ReplaceAll(a, job, "<job>")
+		a = strings.ReplaceAll(a, name, "<job>")
+		if strings.HasPrefix(a, "-S") {
+			opts = append(opts, a)
+		} else {
+			rest = append(rest, a)
+		}
+	}
+	sort.Strings(opts)
+	return append(opts, rest...)
+}
+
+// inlineShArgs rewrites sh -c SCRIPT sh ARGS... into sh -c SCRIPT with "$@" replaced by the
+// arguments, and runs of blanks in SCRIPT collapsed.
+func inlineShArgs(argv []string) []string {
+	i := slices.Index(argv, "-c")
+	if i < 1 || argv[i-1] != "sh" || i+1 >= len(argv) {
+		return argv
+	}
+	script := argv[i+1]
+	if i+2 < len(argv) && argv[i+2] == "sh" {
+		script = strings.ReplaceAll(script, `"$@"`, strings.Join(argv[i+3:], " "))
+		argv = argv[:i+2]
+	}
+	out := slices.Clone(argv)
+	out[i+1] = strings.Join(strings.Fields(script), " ")
+	return out
+}
