@@ -106,6 +106,9 @@ class Container:
                  f"touch {root}/etc/hosts", f"mount --bind {pod.hosts_file} {root}/etc/hosts"]
         for m in self.spec.get("volumeMounts") or []:
             src = pod.volumes[m["name"]]
+            if m.get("subPath"):
+                src = os.path.join(src, m["subPath"])
+                os.makedirs(src, exist_ok=True)  # as kubelet does for a missing subPath
             dst = root + m["mountPath"]
             setup.append(f"mkdir -p {shlex.quote(dst)}")
             setup.append(f"mount --bind {shlex.quote(src)} {shlex.quote(dst)}")
@@ -288,7 +291,7 @@ class Emulation:
 
     def broker(self, pod):
         for c in getattr(pod, "containers", []):
-            if c.spec["command"][-1].startswith("/flux_operator/wait-"):
+            if c.spec["command"][-1].startswith("/flux_operator/wait-") and c.proc is not None:
                 return c
         return None
 
