@@ -772,12 +772,13 @@ func newSandbox(t *testing.T, c entrypointCase) *sandbox {
 	}
 	write("curve/curve.cert", "metadata\n    name = \"test\"\ncurve\n    public-key = \"x\"\n    secret-key = \"SECRET\"\n", 0o440)
 	// The fake flux records its arguments one per line, between "--- flux" lines.
-	// uptime prints FAKE_FLUX_STATE as flux uptime does (not logged: the join watcher polls it);
+	// python (the state-machine.get one-liner) prints FAKE_FLUX_STATE (not logged: the join
+	// watcher polls it);
 	// start and broker run FAKE_FLUX_RUN seconds, or until SIGTERM, which they log.
 	write("views/._view/h4sh/bin/flux", `#!/bin/bash
-if [[ "$1" == uptime ]]; then
-  if [[ "${FAKE_FLUX_STATE:-run}" == none ]]; then echo "flux-uptime: Connection refused" >&2; exit 1; fi
-  echo " 01:02:03 ${FAKE_FLUX_STATE:-run} 2.1s,  owner flux,  depth 0,  size 4"
+if [[ "$1" == python ]]; then
+  if [[ "${FAKE_FLUX_STATE:-run}" == none ]]; then echo "ConnectionRefusedError: [Errno 111] Connection refused" >&2; exit 1; fi
+  echo "${FAKE_FLUX_STATE:-run}"
   exit 0
 fi
 { echo "--- flux"; printf '%s\n' "$@"; } >> "$FAKE_FLUX_LOG"

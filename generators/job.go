@@ -149,8 +149,8 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 
 // brokerReadinessProbe makes a broker pod Ready once its broker has joined the running instance
 // (broker-ready.sh), so the Job's ready count, kubectl wait and GitOps health checks mean
-// "brokers up", not "pods started". The timeout allows for a busy node: flux uptime is a few
-// RPCs, but a process start can take seconds there.
+// "brokers up", not "pods started". The timeout allows for a busy node: the check is one RPC,
+// but starting flux's Python takes seconds there.
 func brokerReadinessProbe() *corev1.Probe {
 	return &corev1.Probe{
 		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{

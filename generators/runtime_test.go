@@ -295,7 +295,7 @@ func TestEntrypointReadyScript(t *testing.T) {
 		{"run", "", 0},
 		{"join", "broker state: join", 1},
 		{"quorum", "broker state: quorum", 1},
-		{"none", "the broker does not answer: flux-uptime: Connection refused", 1},
+		{"none", "the broker does not answer: ConnectionRefusedError: [Errno 111] Connection refused", 1},
 	} {
 		t.Run(tc.state, func(t *testing.T) {
 			res := sb.runStatus(t, ReadyScriptKey, 1, "FAKE_FLUX_STATE="+tc.state)
