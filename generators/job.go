@@ -131,7 +131,10 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 		TTY:   true,
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: fc.Name, MountPath: fc.MountPath},
-			{Name: volumeSoftware, MountPath: softwareMountPath},
+			// The software the init container copied from the view image, where the view's links
+			// point: mounted, not copied again by every container (issue 12: the copies were most
+			// of a pod's time to ready).
+			{Name: fc.Name, MountPath: softwareMountPath, SubPath: viewSoftwareDir},
 			{Name: volumeHome, MountPath: homeMountPath},
 			{Name: volumeEntrypoint, MountPath: EntrypointMountPath, ReadOnly: true},
 		},
@@ -141,12 +144,29 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 		c.Name = mc.Name // as the operator does: logs are read with -c <MiniCluster name>
 		c.Command = []string{"/bin/bash", EntrypointMountPath + "/" + WaitScriptKey(i)}
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volumeCurve, MountPath: CurveMountPath, ReadOnly: true})
+		c.ReadinessProbe = brokerReadinessProbe()
 	case !mcc.NoWrapEntrypoint:
 		c.Command = []string{"/bin/bash", EntrypointMountPath + "/" + StartScriptKey(i)}
 	}
 	c.VolumeMounts = append(c.VolumeMounts, userMounts(mcc)...)
 	c.SecurityContext = securityContext(mcc.SecurityContext)
 	return c
+}
+
+// brokerReadinessProbe makes a broker pod Ready once its broker has joined the running instance
+// (broker-ready.sh), so the Job's ready count, kubectl wait and GitOps health checks mean
+// "brokers up", not "pods started". The timeout allows for a busy node: the check is one RPC,
+// but starting flux's Python takes seconds there.
+func brokerReadinessProbe() *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
+			Command: []string{"/bin/bash", EntrypointMountPath + "/" + ReadyScriptKey},
+		}},
+		PeriodSeconds:    3,
+		TimeoutSeconds:   10,
+		FailureThreshold: 3,
+		SuccessThreshold: 1,
+	}
 }
 
 func env(c v1alpha2.MiniClusterContainer) []corev1.EnvVar {

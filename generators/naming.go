@@ -59,9 +59,10 @@ const (
 	CurveCertKey        = curve.FileName
 	InitScriptKey       = "flux-init.sh"
 	BrokerConfigKey     = "broker.toml"
+	ReadyScriptKey      = "broker-ready.sh"
 	softwareMountPath   = "/opt/software"
+	viewSoftwareDir     = "software" // in the view volume: the view image's /opt/software
 	homeMountPath       = "/home/flux-operator"
-	volumeSoftware      = v1alpha2.VolumeSoftware
 	volumeHome          = v1alpha2.VolumeHome
 	volumeEntrypoint    = v1alpha2.VolumeEntrypoint
 	volumeCurve         = v1alpha2.VolumeCurve
