@@ -112,7 +112,7 @@ func (c *cluster) testOverlays(t *testing.T) {
 	certs := map[string]string{}
 	for i, o := range overlays {
 		other := overlays[1-i]
-		svc := find(t, o.objs, "Service", "broker")
+		svc := find(t, o.objs, "Service", "headless-service")
 		selector, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector")
 		sel := labels.SelectorFromSet(selector)
 		if !sel.Matches(labels.Set(podLabels(t, find(t, o.objs, "Job", "broker")))) {

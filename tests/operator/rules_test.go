@@ -99,6 +99,11 @@ var rules = []rule{
 	// spec.pod.tolerations apply to the services Pod too (the operator's lacks them: on tainted
 	// nodes it could not be scheduled beside the brokers).
 	r("D-services-tolerations", deliberate, roleServices, podSpec+`\.tolerations\[[^\]]+\]\..*`).when(absentInOperator),
+	// A broker pod is Ready only once its broker has joined the instance (docs: readiness).
+	r("D-readiness", deliberate, roleBroker, container+`\.readinessProbe\..*`).when(absentInOperator),
+	r("D-readiness", deliberate, roleEntrypoint, `\.data\.broker-ready\.sh`).when(absentInOperator),
+	// Containers mount the view's software/ from the shared volume instead of a second copy.
+	r("D-view-subpath", deliberate, roleBroker, container+`\.volumeMounts\[flux-view\]\.subPath`).when(absentInOperator),
 	// network.disableAffinity also dropped the user's pod.nodeAffinity in the operator.
 	r("F-node-affinity-dropped", bugFixed, roleBroker, podSpec+`\.affinity\.nodeAffinity\..*`).when(absentInOperator),
 }
