@@ -3,16 +3,15 @@ package fn
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/generators"
 )
@@ -142,9 +141,13 @@ func writeIndented(w io.Writer, doc []byte, first, rest string) {
 	}
 }
 
-// encodeObject writes a generated object as YAML with sigs.k8s.io/yaml (keys sorted), with the
-// annotations added and without status: generated objects have none, and the typed structs would
-// print an empty one.
+// encodeObject writes a generated object as YAML, keys sorted, with the annotations added and
+// without status: generated objects have none, and the typed structs would print an empty one.
+// encoding/json writes the typed object (its encoders are the ones the name hashes already built);
+// kyaml's YAML library, warm from reading the input, reads that JSON back into a map and writes it.
+// runtime.DefaultUnstructuredConverter and sigs.k8s.io/yaml.Marshal did the same in two more passes,
+// and the converter's field cache is copied whole on each field it first sees, which in a fresh
+// process cost more than rendering.
 func encodeObject(obj generators.Object, annotations map[string]string) ([]byte, error) {
 	if len(annotations) > 0 {
 		all := make(map[string]string, len(obj.GetAnnotations())+len(annotations))
@@ -156,12 +159,16 @@ func encodeObject(obj generators.Object, annotations map[string]string) ([]byte,
 		}
 		obj.SetAnnotations(all)
 	}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	data, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
-	delete(u, "status")
-	return sigsyaml.Marshal(u)
+	var fields map[string]any
+	if err := yaml.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	delete(fields, "status")
+	return yaml.Marshal(fields)
 }
 
 // pathAnnotationKeys are the path annotations generated objects get: the forms the input used, as
