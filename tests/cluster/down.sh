@@ -114,7 +114,10 @@ for ns_path in /run/netns/cni-*; do
   umount "/run/netns/$ns" 2>/dev/null
   rm -f "/run/netns/$ns"
 done
-[ -s "$STATE/host-before/netns" ] || rmdir /run/netns 2>/dev/null
+# The kubelet's links to container logs under $STATE.
+for link in /var/log/containers/*.log; do
+  [ -L "$link" ] && case $(readlink "$link") in "$STATE"/*) rm -f "$link" ;; esac
+done
 
 # 5. cgroups the kubelet made.
 for d in /sys/fs/cgroup/*/kubepods; do
@@ -127,7 +130,12 @@ for fam in ip ip6; do
 done
 if [ -f "$STATE/run/bridge" ] && ip link show "$BRIDGE" > /dev/null 2>&1; then ip link delete "$BRIDGE"; fi
 rm -f /var/lib/cni/results/"$CNI_NETWORK"-*
-rmdir /var/lib/cni/results /var/lib/cni 2>/dev/null
+# Fixed-place directories that up.sh found absent go again, if empty (deepest first).
+if [ -f "$STATE/host-before/absent-dirs" ]; then
+  while read -r d; do
+    [ -d "$d" ] && find "$d" -depth -type d -empty -delete 2>/dev/null
+  done < "$STATE/host-before/absent-dirs"
+fi
 
 # 7. Host sysctls back as they were.
 if [ -f "$STATE/host-before/sysctls" ]; then
@@ -162,6 +170,12 @@ if [ -f "$STATE/host-before/sysctls" ]; then
   done < "$STATE/host-before/sysctls"
 fi
 ls /var/lib/cni/results/"$CNI_NETWORK"-* > /dev/null 2>&1 && left+=("CNI results /var/lib/cni/results/$CNI_NETWORK-*")
+for link in /var/log/containers/*.log; do
+  [ -L "$link" ] && case $(readlink "$link") in "$STATE"/*) left+=("log link $link") ;; esac
+done
+if [ -f "$STATE/host-before/absent-dirs" ]; then
+  while read -r d; do [ -e "$d" ] && left+=("directory $d (absent before cluster-up)"); done < "$STATE/host-before/absent-dirs"
+fi
 
 if [ ${#left[@]} -gt 0 ]; then
   echo "cluster-down: FAILED: these are left behind:" >&2

@@ -74,6 +74,11 @@ for s in "${HOST_SYSCTLS[@]}"; do
 done > "$STATE/host-before/sysctls"
 nft list tables > "$STATE/host-before/nft-tables"
 ls /run/netns 2>/dev/null > "$STATE/host-before/netns" || true
+# Directories the components create at fixed places when missing (the kubelet's links to container
+# logs, CNI's result cache, the netns mount point): down.sh removes them if they were not there.
+for d in /var/log/containers /var/lib/cni /run/netns; do
+  [ -e "$d" ] || echo "$d"
+done > "$STATE/host-before/absent-dirs"
 
 # --- network: the bridge before anything binds to its address (pitfall 5) ------------------------
 ip link add "$BRIDGE" type bridge
@@ -216,6 +221,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+        Root = "$STATE/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$CNI_PLUGIN_DIR"
     conf_dir = "$STATE/cni/net.d"
@@ -271,7 +277,9 @@ wait_for kube-controller-manager 60 curl -skf "https://127.0.0.1:$KCM_PORT/healt
 wait_for kube-scheduler 60 curl -skf "https://127.0.0.1:$SCHEDULER_PORT/healthz"
 
 # --- kubelet (pitfalls 3, 4, 6) ------------------------------------------------------------------
-printf 'nameserver %s\nsearch cluster.local\n' "$BRIDGE_IP" > "$STATE/config/resolv.conf"
+# The pods' resolv.conf: cluster DNS only (the kubelet adds the cluster search path), none of the
+# host's search domains.
+printf 'nameserver %s\n' "$BRIDGE_IP" > "$STATE/config/resolv.conf"
 cat > "$STATE/config/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
