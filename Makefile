@@ -107,7 +107,7 @@ cluster-down:
 ## live: generated MiniClusters with real Flux Framework brokers on that cluster (tests/live): brings
 ## the cluster up (or uses a running one), builds and loads the stand-in images, runs, tears down.
 ## Skips loudly where the machine cannot run a kubelet (MINICLUSTER_FN_LIVE_REQUIRE=1: fails instead).
-live: build image $(KUSTOMIZE) $(KPT)
+live: build $(KUSTOMIZE) $(KPT)
 	cd tests/live && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) $(GO) test -count=1 -timeout 75m -v ./...
 
 ## bench-once: every Go benchmark once, so they keep compiling and running (no timings asserted)
