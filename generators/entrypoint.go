@@ -24,6 +24,8 @@ import (
 //   - flux-init.sh writes <mountPath>/config/etc/flux/config/broker.toml,
 //     <mountPath>/config/etc/flux/system/hostlist, the view under <mountPath>/view and
 //     <mountPath>/software, and <mountPath>/flux-operator-done.txt.
+//   - broker-ready.sh (the broker container's readinessProbe) asks the broker's local socket
+//     <mountPath>/config/run/flux/local for its state.
 //   - wait-<i>.sh writes <mountPath>/config/curve/curve.cert (0600), .../etc/flux/system/R,
 //     the helper scripts <mountPath>/{flux-view,flux-connect,load-fluxion}.sh and
 //     <mountPath>/flux-operator-complete.txt.
@@ -56,6 +58,8 @@ var (
 	brokerTOMLTemplate string
 	//go:embed templates/init.sh
 	initTemplate string
+	//go:embed templates/ready.sh
+	readyTemplate string
 	//go:embed templates/start.sh
 	startTemplate string
 	//go:embed templates/wait.sh
@@ -88,6 +92,7 @@ var partTemplates = []struct{ name, text string }{
 var scriptTemplates = map[string]scriptTemplate{
 	"broker.toml": newScriptTemplate("broker.toml", brokerTOMLTemplate),
 	"init.sh":     newScriptTemplate("init.sh", initTemplate),
+	"ready.sh":    newScriptTemplate("ready.sh", readyTemplate),
 	"start.sh":    newScriptTemplate("start.sh", startTemplate),
 	"wait.sh":     newScriptTemplate("wait.sh", waitTemplate),
 }
@@ -139,6 +144,7 @@ func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error
 	out, err := render("init.sh", initData{
 		scriptCommon:       common,
 		ViewName:           s.Flux.Container.Name,
+		BrokerOwner:        brokerOwner(mc),
 		Hostlist:           hosts.list,
 		ServiceFallback:    n.Service,
 		CustomBrokerConfig: s.Flux.BrokerConfig != "",
@@ -148,6 +154,11 @@ func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error
 		return nil, err
 	}
 	data[InitScriptKey] = out
+
+	if out, err = render("ready.sh", common); err != nil {
+		return nil, err
+	}
+	data[ReadyScriptKey] = out
 
 	for i := range s.Containers {
 		c := &s.Containers[i]
@@ -200,7 +211,9 @@ type heredoc struct{ Path, Body, Delimiter string }
 
 type initData struct {
 	scriptCommon
-	ViewName           string
+	ViewName string
+	// BrokerOwner is "uid[:gid]" of the broker container when it is known and not root.
+	BrokerOwner        string
 	Hostlist           string // may hold placeholderJobName
 	ServiceFallback    string
 	CustomBrokerConfig bool
@@ -289,6 +302,33 @@ func newScriptCommon(mc *v1alpha2.MiniCluster) scriptCommon {
 		c.Environment = append(c.Environment, envVar{Name: k, Value: f.Environment[k]})
 	}
 	return c
+}
+
+// brokerOwner is the user ("uid", or "uid:gid" when runAsGroup is set) the runFlux container
+// runs as, from its securityContext, else the pod's: "" when that is root or not set (then the
+// image decides, which the init container cannot know).
+func brokerOwner(mc *v1alpha2.MiniCluster) string {
+	pod := &mc.Spec.Pod.SecurityContext
+	for _, c := range mc.Spec.Containers {
+		if !c.RunFlux {
+			continue
+		}
+		uid, gid := c.SecurityContext.RunAsUser, c.SecurityContext.RunAsGroup
+		if uid == nil {
+			uid = pod.RunAsUser
+		}
+		if gid == nil {
+			gid = pod.RunAsGroup
+		}
+		switch {
+		case uid == nil || *uid == 0:
+			return ""
+		case gid == nil:
+			return strconv.FormatInt(*uid, 10)
+		}
+		return strconv.FormatInt(*uid, 10) + ":" + strconv.FormatInt(*gid, 10)
+	}
+	return ""
 }
 
 func newBrokerConfigData(mc *v1alpha2.MiniCluster, hosts hostlistParts) brokerConfigData {

@@ -50,7 +50,7 @@ type entrypointCase struct {
 	keys []string // the ConfigMap keys expected
 }
 
-var defaultKeys = []string{BrokerConfigKey, InitScriptKey, WaitScriptKey(0)}
+var defaultKeys = []string{BrokerConfigKey, InitScriptKey, ReadyScriptKey, WaitScriptKey(0)}
 
 func entrypointCases() []entrypointCase {
 	return []entrypointCase{
@@ -91,7 +91,7 @@ func entrypointCases() []entrypointCase {
 			mc.Spec.Logging.Quiet = true
 			return mc
 		}},
-		{name: "sidecar", keys: []string{BrokerConfigKey, InitScriptKey, StartScriptKey(0), StartScriptKey(3), WaitScriptKey(1)}, mc: func() *v1alpha2.MiniCluster {
+		{name: "sidecar", keys: []string{BrokerConfigKey, InitScriptKey, ReadyScriptKey, StartScriptKey(0), StartScriptKey(3), WaitScriptKey(1)}, mc: func() *v1alpha2.MiniCluster {
 			mc := testMiniCluster(2,
 				v1alpha2.MiniClusterContainer{
 					Image: "ubuntu:noble", Name: "flux-queue",
@@ -772,10 +772,24 @@ func newSandbox(t *testing.T, c entrypointCase) *sandbox {
 	}
 	write("curve/curve.cert", "metadata\n    name = \"test\"\ncurve\n    public-key = \"x\"\n    secret-key = \"SECRET\"\n", 0o440)
 	// The fake flux records its arguments one per line, between "--- flux" lines.
+	// uptime prints FAKE_FLUX_STATE as flux uptime does (not logged: the join watcher polls it);
+	// start and broker run FAKE_FLUX_RUN seconds, or until SIGTERM, which they log.
 	write("views/._view/h4sh/bin/flux", `#!/bin/bash
+if [[ "$1" == uptime ]]; then
+  if [[ "${FAKE_FLUX_STATE:-run}" == none ]]; then echo "flux-uptime: Connection refused" >&2; exit 1; fi
+  echo " 01:02:03 ${FAKE_FLUX_STATE:-run} 2.1s,  owner flux,  depth 0,  size 4"
+  exit 0
+fi
 { echo "--- flux"; printf '%s\n' "$@"; } >> "$FAKE_FLUX_LOG"
 if [[ "$1" == R ]]; then echo '{"version": 1}'; fi
-if [[ "$1" == start ]]; then exit "${FAKE_FLUX_EXIT:-0}"; fi
+if [[ "$1" == start || "$1" == broker ]]; then
+  if [[ -n "${FAKE_FLUX_RUN:-}" ]]; then
+    trap 'echo "SIGTERM $$" >> "$FAKE_FLUX_LOG.signals"; exit "${FAKE_FLUX_EXIT:-0}"' TERM
+    /bin/sleep "${FAKE_FLUX_RUN}" &
+    wait
+  fi
+  exit "${FAKE_FLUX_EXIT:-0}"
+fi
 `, 0o755)
 	write("software-copy/pkg/file", "x", 0o644) // /opt/software of the view image
 	return sb
@@ -798,6 +812,18 @@ func (sb *sandbox) script(key string) string {
 
 func (sb *sandbox) run(t *testing.T, key string, index int, env ...string) (stdout, stderr string) {
 	t.Helper()
+	cmd := sb.command(t, key, index, env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", key, err, o.String(), e.String())
+	}
+	return o.String(), e.String()
+}
+
+// command is the generated script key, prepared to run as pod index (env: extra variables).
+func (sb *sandbox) command(t *testing.T, key string, index int, env ...string) *exec.Cmd {
+	t.Helper()
 	if err := os.WriteFile(filepath.Join(sb.dir, "hosts"), []byte(sb.hosts), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -814,12 +840,7 @@ func (sb *sandbox) run(t *testing.T, key string, index int, env ...string) (stdo
 		fmt.Sprintf("JOB_COMPLETION_INDEX=%d", index),
 		"FAKE_FLUX_LOG=" + filepath.Join(sb.dir, "flux.log"),
 	}, env...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", key, err, o.String(), e.String())
-	}
-	return o.String(), e.String()
+	return cmd
 }
 
 func (sb *sandbox) readConfig(t *testing.T) string {
@@ -967,7 +988,10 @@ func TestEntrypointRunBroker(t *testing.T) {
 	}
 }
 
-func TestEntrypointRunWorkerRetry(t *testing.T) {
+// A worker whose flux start fails exits with its status at once (kubelet restarts the container;
+// flux itself retries the connection to the main broker), or, with completeWorkers, completes.
+// There is no retry loop in the script: flux 0.88 resolves the main broker's name again by itself.
+func TestEntrypointRunWorkerExit(t *testing.T) {
 	for _, complete := range []bool{false, true} {
 		t.Run(fmt.Sprintf("completeWorkers=%v", complete), func(t *testing.T) {
 			sb := newSandbox(t, caseNamed(t, "hello-world"))
@@ -977,32 +1001,24 @@ func TestEntrypointRunWorkerRetry(t *testing.T) {
 				t.Fatal(err)
 			}
 			sb.data = data
+			if strings.Contains(data[WaitScriptKey(0)], "sleep 15") {
+				t.Error("the broker script still has the 15 s retry loop")
+			}
 			sb.run(t, InitScriptKey, 1)
-			// A failing flux start: with completeWorkers the worker gives up at once; else it
-			// would sleep 15s and retry, which the script must reach (we stop it with a fake sleep).
-			fakeBin := filepath.Join(sb.dir, "fakebin")
-			if err := os.MkdirAll(fakeBin, 0o755); err != nil {
-				t.Fatal(err)
+			res := sb.runStatus(t, WaitScriptKey(0), 1, "FAKE_FLUX_EXIT=3")
+			want := 3
+			if complete {
+				want = 0
 			}
-			if err := os.WriteFile(filepath.Join(fakeBin, "sleep"), []byte("#!/bin/bash\necho \"slept $1\"\nexit 0\n"), 0o755); err != nil {
-				t.Fatal(err)
+			if res.code != want {
+				t.Errorf("exit status %d, want %d\n%s", res.code, want, res.output)
 			}
-			script := strings.Replace(sb.script(WaitScriptKey(0)), "    sleep 15\n", "    sleep 15\n    exit 0\n", 1)
-			p := filepath.Join(sb.dir, "worker.sh")
-			if err := os.WriteFile(p, []byte(script), 0o644); err != nil {
-				t.Fatal(err)
+			if n := len(sb.fluxCalls(t)); n != 2 {
+				t.Errorf("flux was called %d times, want 2 (R encode, one start)", n)
 			}
-			cmd := exec.Command("/bin/bash", p)
-			cmd.Dir = filepath.Join(sb.dir, "tmp")
-			cmd.Env = []string{"PATH=" + fakeBin + ":/usr/bin:/bin", "HOME=" + filepath.Join(sb.dir, "home"),
-				"HOSTNAME=" + sb.n.Job + "-1", "JOB_COMPLETION_INDEX=1", "FAKE_FLUX_LOG=" + filepath.Join(sb.dir, "flux.log"), "FAKE_FLUX_EXIT=3"}
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			slept := strings.Contains(string(out), "slept 15")
-			if slept == complete {
-				t.Errorf("completeWorkers=%v but slept=%v:\n%s", complete, slept, out)
+			_, err = os.Stat(filepath.Join(sb.mc.Spec.Flux.Container.MountPath, "flux-operator-complete.txt"))
+			if complete != (err == nil) {
+				t.Errorf("completion marker written: %v, want %v", err == nil, complete)
 			}
 		})
 	}

@@ -135,12 +135,29 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 		c.Name = mc.Name // as the operator does: logs are read with -c <MiniCluster name>
 		c.Command = []string{"/bin/bash", EntrypointMountPath + "/" + WaitScriptKey(i)}
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volumeCurve, MountPath: CurveMountPath, ReadOnly: true})
+		c.ReadinessProbe = brokerReadinessProbe()
 	case !mcc.NoWrapEntrypoint:
 		c.Command = []string{"/bin/bash", EntrypointMountPath + "/" + StartScriptKey(i)}
 	}
 	c.VolumeMounts = append(c.VolumeMounts, userMounts(mcc)...)
 	c.SecurityContext = securityContext(mcc.SecurityContext)
 	return c
+}
+
+// brokerReadinessProbe makes a broker pod Ready once its broker has joined the running instance
+// (broker-ready.sh), so the Job's ready count, kubectl wait and GitOps health checks mean
+// "brokers up", not "pods started". The timeout allows for a busy node: flux uptime is a few
+// RPCs, but a process start can take seconds there.
+func brokerReadinessProbe() *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
+			Command: []string{"/bin/bash", EntrypointMountPath + "/" + ReadyScriptKey},
+		}},
+		PeriodSeconds:    3,
+		TimeoutSeconds:   10,
+		FailureThreshold: 3,
+		SuccessThreshold: 1,
+	}
 }
 
 func env(c v1alpha2.MiniClusterContainer) []corev1.EnvVar {

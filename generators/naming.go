@@ -58,6 +58,7 @@ const (
 	CurveCertKey        = "curve.cert"
 	InitScriptKey       = "flux-init.sh"
 	BrokerConfigKey     = "broker.toml"
+	ReadyScriptKey      = "broker-ready.sh"
 	softwareMountPath   = "/opt/software"
 	homeMountPath       = "/home/flux-operator"
 	volumeSoftware      = v1alpha2.VolumeSoftware

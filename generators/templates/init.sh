@@ -25,6 +25,15 @@ mkdir -p "${viewroot}" \
 hosts={{shq .Hostlist}}
 hosts="${hosts//@JOB_NAME@/"${jobname}"}"
 printf '%s\n' "${hosts}" > "${configroot}/etc/flux/system/hostlist"
+{{- with .BrokerOwner}}
+
+# The broker container runs as {{.}} (its runAsUser:runAsGroup): it writes these directories,
+# and flux refuses a rundir or statedir that the instance owner does not own.
+if ! chown -R {{.}} "${configroot}/curve" "${configroot}/run" "${configroot}/var/lib/flux" "${configroot}/etc/flux/system"; then
+  echo "cannot give the broker's directories to {{.}}: this init container runs as user $(id -u); run it as root or as the broker's user" >&2
+  exit 1
+fi
+{{- end}}
 {{- if .CustomBrokerConfig}}
 
 # spec.flux.brokerConfig, verbatim.

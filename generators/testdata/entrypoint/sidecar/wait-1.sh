@@ -9,6 +9,69 @@
 host="${HOSTNAME:-$(hostname)}"
 index="${JOB_COMPLETION_INDEX:-${host##*-}}"
 
+# bash as a container's PID 1 ignores SIGTERM unless it traps it, and nothing would pass it on:
+# the broker would die by SIGKILL when the pod's grace period ends, leaving its state behind.
+# So the broker runs in the background, in a process group of its own (with logging.timed its
+# process is /usr/bin/time), and SIGTERM and SIGINT go to that group. Before the broker starts,
+# they end the script.
+broker_pid=""
+on_signal() {
+  if [[ -z "${broker_pid}" ]]; then
+    exit 143
+  fi
+  kill -TERM -- "-${broker_pid}" 2> /dev/null || true
+}
+trap on_signal TERM INT
+
+# run_broker runs flux (its arguments) and returns its exit status. While it runs, a watcher
+# reports a broker that does not join: flux itself retries quietly forever, e.g. when the pods
+# hold different CURVE certificates.
+run_broker() {
+  set -m
+  "$@" &
+  broker_pid=$!
+  set +m
+  watch_join &
+  local watcher=$! status=0
+  # wait returns early when a trapped signal arrives: wait again until the broker has exited,
+  # then once more for its exit status.
+  while kill -0 "${broker_pid}" 2> /dev/null; do
+    wait "${broker_pid}" || true
+  done
+  wait "${broker_pid}" || status=$?
+  kill "${watcher}" 2> /dev/null || true
+  wait "${watcher}" 2> /dev/null || true
+  return "${status}"
+}
+
+# broker_state is the local broker's state (join, quorum, run, ...), asked through its socket.
+broker_state() {
+  local uptime state
+  uptime="$(FLUX_URI="local://${configroot}/run/flux/local" flux uptime 2> /dev/null)" || return 1
+  read -r _ state _ <<< "${uptime}"
+  echo "${state}"
+}
+
+watch_join() {
+  local waited=0 next=30 state
+  while sleep 5; do
+    waited=$((waited + 5))
+    state="$(broker_state)" || state="not answering"
+    if [[ "${state}" == run ]]; then
+      return 0
+    fi
+    if ((waited < next)); then
+      continue
+    fi
+    next=$((waited + 60))
+    if [[ "${index}" == "0" ]]; then
+      echo "${host}, the main broker: the instance has not started after ${waited}s (broker state: ${state}); it waits for the other brokers to join. Check their logs: every pod must mount the same CURVE certificate." >&2
+    else
+      echo "${host} has not joined the main broker after ${waited}s (broker state: ${state}); flux keeps trying. Check that the main broker (index 0) runs and is reachable, and that every pod mounts the same CURVE certificate." >&2
+    fi
+  done
+}
+
 # The flux view (copied to the shared volume by the init container) and the config tree.
 viewbase=/mnt/flux
 viewroot="${viewbase}/view"
@@ -95,12 +158,20 @@ echo "Hello user $(id -un 2> /dev/null || id -u)"
 # other can read. The mounted one is mode 0400 (0440 with the pod's fsGroup, to which kubelet gives
 # it) and owned by root, so it is copied to a file only this user can read. Never printed.
 curvepath="${configroot}/curve/curve.cert"
-mkdir -p "${configroot}/curve"
-rm -f "${curvepath}"
-if ! (umask 077 && cp /flux_operator_curve/curve.cert "${curvepath}"); then
-  echo "cannot read the mounted CURVE certificate as user $(id -u): run the broker container as root or set spec.pod.securityContext.fsGroup" >&2
+if [[ ! -r /flux_operator_curve/curve.cert ]]; then
+  echo "cannot read the mounted CURVE certificate as user $(id -u): it is mode 0400 and owned by root; set spec.pod.securityContext.fsGroup (kubelet then gives the pod's group read access) or run the broker container as root" >&2
   exit 1
 fi
+# The init container hands these directories to the broker's user when the MiniCluster sets
+# runAsUser; flux also refuses a rundir or statedir that this user does not own.
+for dir in "${configroot}/curve" "${configroot}/run/flux" "${configroot}/var/lib/flux" "${configroot}/etc/flux/system"; do
+  if [[ ! -O "${dir}" || ! -w "${dir}" ]]; then
+    echo "${dir} is not owned and writable by user $(id -u), which runs this broker: set runAsUser (and runAsGroup) in containers[1].securityContext or spec.pod.securityContext, so that the init container gives it the config tree" >&2
+    exit 1
+  fi
+done
+rm -f "${curvepath}"
+(umask 077 && cp /flux_operator_curve/curve.cert "${curvepath}")
 chmod 0600 "${curvepath}"
 
 # Resources of this node, for every host of the hostlist.
@@ -145,22 +216,21 @@ ${command}
     exit 1
   fi
   echo "Submit mode: flux start" -o --config "${cfg}" "${brokerOptions[*]}" 'flux submit' "${flags[*]}" --quiet --watch "${command}"
-  flux start -o --config "${cfg}" "${brokerOptions[@]}" flux submit "${flags[@]}" --quiet --watch "${command_args[@]}"
+  run_broker flux start -o --config "${cfg}" "${brokerOptions[@]}" flux submit "${flags[@]}" --quiet --watch "${command_args[@]}"
 else
 
-  # Workers join the main broker; they retry until it is reachable.
+  # Workers join the main broker. flux retries the connection by itself until the main broker
+  # answers, resolving its name again each time, so one start is enough; when it fails, the
+  # container fails and kubelet restarts it as spec.pod.restartPolicy says.
   echo "flux start -o --config ${cfg} ${brokerOptions[*]}"
-  while true; do
-    retval=0
-    flux start -o --config "${cfg}" "${brokerOptions[@]}" || retval=$?
-    if [[ "${retval}" -eq 0 ]]; then
-      echo "The follower worker exited cleanly. Goodbye!"
-      break
-    fi
-    echo "Return value for follower worker is ${retval}"
-    echo "Sleeping 15s to try again..."
-    sleep 15
-  done
+  retval=0
+  run_broker flux start -o --config "${cfg}" "${brokerOptions[@]}" || retval=$?
+  if [[ "${retval}" -eq 0 ]]; then
+    echo "The follower worker exited cleanly. Goodbye!"
+  else
+    echo "The follower worker exited with ${retval}." >&2
+    exit "${retval}"
+  fi
 fi
 
 # Marker: this broker is done.

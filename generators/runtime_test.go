@@ -1,0 +1,394 @@
+package generators
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+)
+
+// Runtime behaviour of the generated scripts that flux-core showed on real brokers (issue 12):
+// a non-root broker's config tree, SIGTERM reaching the broker, the readiness script and the
+// warning of a broker that does not join. The sandbox's flux is a fake (sandbox in
+// entrypoint_test.go); tests/images/emulate-pods.py runs the same scripts with real brokers.
+
+type scriptResult struct {
+	code           int
+	stdout, stderr string
+	output         string // both, for messages
+}
+
+// runStatus runs a generated script and returns its exit status instead of failing on it.
+func (sb *sandbox) runStatus(t *testing.T, key string, index int, env ...string) scriptResult {
+	t.Helper()
+	return runCommand(t, sb.command(t, key, index, env...))
+}
+
+func runCommand(t *testing.T, cmd *exec.Cmd) scriptResult {
+	t.Helper()
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	res := scriptResult{stdout: o.String(), stderr: e.String(), output: o.String() + e.String()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		res.code = exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestBrokerOwner(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		pod, container corev1.SecurityContext
+		podFSGroup     bool
+		want           string
+	}{
+		{name: "unset", want: ""},
+		{name: "fsGroup only", podFSGroup: true, want: ""},
+		{name: "container user and group", container: corev1.SecurityContext{RunAsUser: ptr.To(int64(1000)), RunAsGroup: ptr.To(int64(1001))}, want: "1000:1001"},
+		{name: "container user only", container: corev1.SecurityContext{RunAsUser: ptr.To(int64(1000))}, want: "1000"},
+		{name: "pod user and group", pod: corev1.SecurityContext{RunAsUser: ptr.To(int64(2000)), RunAsGroup: ptr.To(int64(2000))}, want: "2000:2000"},
+		{name: "container overrides pod", pod: corev1.SecurityContext{RunAsUser: ptr.To(int64(2000)), RunAsGroup: ptr.To(int64(2001))},
+			container: corev1.SecurityContext{RunAsUser: ptr.To(int64(1000))}, want: "1000:2001"},
+		{name: "container root", pod: corev1.SecurityContext{RunAsUser: ptr.To(int64(2000))}, container: corev1.SecurityContext{RunAsUser: ptr.To(int64(0))}, want: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mc := testMiniCluster(2, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: "hostname", SecurityContext: tc.container})
+			mc.Spec.Pod.SecurityContext.RunAsUser = tc.pod.RunAsUser
+			mc.Spec.Pod.SecurityContext.RunAsGroup = tc.pod.RunAsGroup
+			if tc.podFSGroup {
+				mc.Spec.Pod.SecurityContext.FSGroup = ptr.To(int64(1000))
+			}
+			mc = defaulted(t, mc)
+			if got := brokerOwner(mc); got != tc.want {
+				t.Errorf("brokerOwner = %q, want %q", got, tc.want)
+			}
+			init, err := render("init.sh", initData{scriptCommon: newScriptCommon(mc), BrokerOwner: brokerOwner(mc), Hostlist: "h-0"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if chowns := strings.Contains(init, "chown -R"); chowns != (tc.want != "") {
+				t.Errorf("flux-init.sh chowns: %v, want %v", chowns, tc.want != "")
+			}
+		})
+	}
+}
+
+// nonRootSandbox is hello-world with the pod of issue 12's bug: fsGroup 1000 and, when
+// runAsUser, the broker container as 1000:1000. Its directories are as kubelet makes a pod's:
+// the emptyDir volumes mode 0777, the certificate 0440 and group fsGroup.
+func nonRootSandbox(t *testing.T, runAsUser bool) *sandbox {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the init script runs as root and the broker as uid 1000, as in the pod")
+	}
+	c := caseNamed(t, "hello-world")
+	mc := c.mc
+	c.mc = func() *v1alpha2.MiniCluster {
+		m := mc()
+		m.Spec.Pod.SecurityContext.FSGroup = ptr.To(int64(1000))
+		if runAsUser {
+			m.Spec.Containers[0].SecurityContext = corev1.SecurityContext{RunAsUser: ptr.To(int64(1000)), RunAsGroup: ptr.To(int64(1000))}
+		}
+		return m
+	}
+	sb := newSandbox(t, c)
+	for _, d := range []string{filepath.Dir(sb.dir), sb.dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{"mnt", "tmp", "home", "software-copy"} {
+		p := filepath.Join(sb.dir, d)
+		if err := os.MkdirAll(p, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, 0o777|os.ModeSticky); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cert := filepath.Join(sb.dir, "curve/curve.cert")
+	if err := os.Chown(cert, 0, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cert, 0o440); err != nil {
+		t.Fatal(err)
+	}
+	return sb
+}
+
+func asUser1000(cmd *exec.Cmd) *exec.Cmd {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1000, Gid: 1000, Groups: []uint32{1000}}}
+	return cmd
+}
+
+// Issue 12 bug: with fsGroup and a runFlux container running as 1000, the init container (root)
+// created the config tree as root and the broker could not write it.
+func TestEntrypointRunNonRootBroker(t *testing.T) {
+	t.Run("runAsUser set: the init container hands over the tree", func(t *testing.T) {
+		sb := nonRootSandbox(t, true)
+		sb.run(t, InitScriptKey, 1)
+		mp := sb.mc.Spec.Flux.Container.MountPath
+		for _, d := range []string{"config/curve", "config/run/flux", "config/var/lib/flux", "config/etc/flux/system", "config/etc/flux/system/hostlist"} {
+			st, err := os.Stat(filepath.Join(mp, d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := st.Sys().(*syscall.Stat_t); s.Uid != 1000 || s.Gid != 1000 {
+				t.Errorf("%s is owned by %d:%d, want 1000:1000", d, s.Uid, s.Gid)
+			}
+		}
+		res := runCommand(t, asUser1000(sb.command(t, WaitScriptKey(0), 1)))
+		if res.code != 0 {
+			t.Fatalf("the broker script failed as uid 1000: %d\n%s", res.code, res.output)
+		}
+		st, err := os.Stat(filepath.Join(mp, "config/curve/curve.cert"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := st.Sys().(*syscall.Stat_t); s.Uid != 1000 || st.Mode().Perm() != 0o600 {
+			t.Errorf("certificate copy: owner %d, mode %v; want 1000, 0600", s.Uid, st.Mode().Perm())
+		}
+	})
+	t.Run("runAsUser unknown: the broker says what to set", func(t *testing.T) {
+		sb := nonRootSandbox(t, false) // e.g. the image's USER: the init container cannot know it
+		sb.run(t, InitScriptKey, 1)
+		res := runCommand(t, asUser1000(sb.command(t, WaitScriptKey(0), 1)))
+		if res.code == 0 {
+			t.Fatalf("the broker script succeeded as uid 1000 on a root-owned tree:\n%s", res.output)
+		}
+		for _, want := range []string{"is not owned and writable by user 1000", "set runAsUser"} {
+			if !strings.Contains(res.stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, res.stderr)
+			}
+		}
+		if strings.Contains(res.stderr, "fsGroup") {
+			t.Errorf("the message blames fsGroup, which is set:\n%s", res.stderr)
+		}
+	})
+	t.Run("no fsGroup: the certificate is unreadable", func(t *testing.T) {
+		sb := nonRootSandbox(t, true)
+		cert := filepath.Join(sb.dir, "curve/curve.cert")
+		if err := os.Chown(cert, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(cert, 0o400); err != nil {
+			t.Fatal(err)
+		}
+		sb.run(t, InitScriptKey, 1)
+		res := runCommand(t, asUser1000(sb.command(t, WaitScriptKey(0), 1)))
+		if res.code == 0 || !strings.Contains(res.stderr, "cannot read the mounted CURVE certificate as user 1000") ||
+			!strings.Contains(res.stderr, "fsGroup") {
+			t.Errorf("exit %d, want a failure naming fsGroup:\n%s", res.code, res.output)
+		}
+	})
+}
+
+// Issue 12 bug: bash as a container's PID 1 did not pass SIGTERM on, so brokers died by SIGKILL at
+// the end of the grace period. The script must forward it to the broker and exit when it has.
+func TestEntrypointRunForwardsSIGTERM(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		index int
+	}{
+		{"interactive", 0}, // flux broker
+		{"hello-world", 0}, // flux start ... flux submit
+		{"hello-world", 2}, // a worker
+		{"logging", 0},     // logging.timed: the broker runs under /usr/bin/time, strict mode
+	} {
+		t.Run(tc.name+"/"+strconv.Itoa(tc.index), func(t *testing.T) {
+			if tc.name == "logging" {
+				if _, err := os.Stat("/usr/bin/time"); err != nil {
+					t.Skip("/usr/bin/time is missing (Debian package time)")
+				}
+			}
+			sb := newSandbox(t, caseNamed(t, tc.name))
+			sb.run(t, InitScriptKey, tc.index)
+			cmd := sb.command(t, WaitScriptKey(0), tc.index, "FAKE_FLUX_RUN=60")
+			output := startToFile(t, cmd)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			// Wait until the (fake) broker runs, then signal only the script, as kubelet does.
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				log, _ := os.ReadFile(filepath.Join(sb.dir, "flux.log"))
+				calls := strings.Count(string(log), "--- flux\n")
+				if calls >= 2 {
+					break
+				}
+				if time.Now().After(deadline) {
+					_ = cmd.Process.Kill()
+					t.Fatalf("the broker did not start:\n%s", readFile(t, output))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			time.Sleep(200 * time.Millisecond) // the fake broker sets its trap
+			sent := time.Now()
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				// The broker's status, 0 here; with logging.timed /usr/bin/time's, which the
+				// signal ends (143), and strict mode passes it on.
+				var exit *exec.ExitError
+				if err != nil && !(tc.name == "logging" && errors.As(err, &exit) && exit.ExitCode() == 143) {
+					t.Errorf("the script exited with %v after SIGTERM:\n%s", err, readFile(t, output))
+				}
+				t.Logf("exited %v after SIGTERM", time.Since(sent).Round(time.Millisecond))
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatalf("the script did not exit within 10 s of SIGTERM:\n%s", readFile(t, output))
+			}
+			signals, err := os.ReadFile(filepath.Join(sb.dir, "flux.log.signals"))
+			if err != nil || !strings.Contains(string(signals), "SIGTERM") {
+				t.Errorf("the broker did not get SIGTERM (%v): %q", err, signals)
+			}
+		})
+	}
+	t.Run("before the broker starts", func(t *testing.T) {
+		sb := newSandbox(t, caseNamed(t, "hello-world"))
+		sb.run(t, InitScriptKey, 0)
+		script := sb.script(WaitScriptKey(0))
+		// Stop the script before flux R encode: the signal must end it (no broker to pass it to).
+		script = strings.Replace(script, "\n# Resources of this node", "\nkill -TERM $$\n# Resources of this node", 1)
+		p := filepath.Join(sb.dir, "early.sh")
+		if err := os.WriteFile(p, []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := sb.command(t, WaitScriptKey(0), 0)
+		cmd.Args = []string{"/bin/bash", p}
+		cmd.Path = "/bin/bash"
+		res := runCommand(t, cmd)
+		if res.code != 143 {
+			t.Errorf("exit status %d, want 143\n%s", res.code, res.output)
+		}
+		if log, _ := os.ReadFile(filepath.Join(sb.dir, "flux.log")); len(log) != 0 {
+			t.Errorf("flux ran after SIGTERM: %s", log)
+		}
+	})
+}
+
+// broker-ready.sh: Ready exactly when the local broker is in state "run".
+func TestEntrypointReadyScript(t *testing.T) {
+	sb := newSandbox(t, caseNamed(t, "hello-world"))
+	sb.run(t, InitScriptKey, 1)
+	for _, tc := range []struct {
+		state, out string
+		code       int
+	}{
+		{"run", "", 0},
+		{"join", "broker state: join", 1},
+		{"quorum", "broker state: quorum", 1},
+		{"none", "the broker does not answer: flux-uptime: Connection refused", 1},
+	} {
+		t.Run(tc.state, func(t *testing.T) {
+			res := sb.runStatus(t, ReadyScriptKey, 1, "FAKE_FLUX_STATE="+tc.state)
+			if res.code != tc.code || strings.TrimSpace(res.output) != tc.out {
+				t.Errorf("exit %d, output %q; want %d, %q", res.code, res.output, tc.code, tc.out)
+			}
+		})
+	}
+	job := brokerJob(sb.mc, v1alpha2.Options{}, sb.n)
+	for _, c := range job.Spec.Template.Spec.Containers {
+		p := c.ReadinessProbe
+		if p == nil || p.Exec == nil || strings.Join(p.Exec.Command, " ") != "/bin/bash "+EntrypointMountPath+"/"+ReadyScriptKey {
+			t.Errorf("container %s: readinessProbe %+v does not run %s", c.Name, p, ReadyScriptKey)
+		}
+	}
+}
+
+// flux logs nothing while a broker cannot join (e.g. different certificates): the broker script
+// says so on stderr after 30 s, and keeps waiting.
+func TestEntrypointRunJoinWarning(t *testing.T) {
+	for _, tc := range []struct {
+		index int
+		state string
+		want  string
+	}{
+		{1, "join", "has not joined the main broker after 30s (broker state: join); flux keeps trying"},
+		{1, "none", "has not joined the main broker after 30s (broker state: not answering)"},
+		{0, "quorum", "the main broker: the instance has not started after 30s (broker state: quorum)"},
+		{1, "run", ""},
+	} {
+		t.Run(tc.state, func(t *testing.T) {
+			sb := newSandbox(t, caseNamed(t, "hello-world"))
+			sb.run(t, InitScriptKey, tc.index)
+			// A sleep that returns at once: the watcher's 5 s polls pass in moments.
+			fakeBin := filepath.Join(sb.dir, "fakebin")
+			if err := os.MkdirAll(fakeBin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(fakeBin, "sleep"), []byte("#!/bin/bash\nexit 0\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			run := "120"
+			if tc.want == "" {
+				run = "3"
+			}
+			cmd := sb.command(t, WaitScriptKey(0), tc.index, "FAKE_FLUX_RUN="+run, "FAKE_FLUX_STATE="+tc.state, "PATH="+fakeBin+":/usr/bin:/bin")
+			stderr := startToFile(t, cmd)
+			// Until the warning appears (a busy machine starts processes slowly), then stop it.
+			deadline := time.Now().Add(60 * time.Second)
+			for tc.want != "" && !strings.Contains(readFile(t, stderr), tc.want) && time.Now().Before(deadline) {
+				time.Sleep(100 * time.Millisecond)
+			}
+			if tc.want != "" {
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("%v:\n%s", err, readFile(t, stderr))
+			}
+			out := readFile(t, stderr)
+			if tc.want == "" {
+				if strings.Contains(out, "after 30s") {
+					t.Errorf("warned although the broker runs:\n%s", out)
+				}
+				return
+			}
+			if !strings.Contains(out, tc.want) || !strings.Contains(out, "same CURVE certificate") {
+				t.Errorf("stderr lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+// startToFile starts cmd with stdout and stderr going to a file (not a pipe: a pipe would make
+// Wait also wait for every process that inherited it) and returns the file's name.
+func startToFile(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "output"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
