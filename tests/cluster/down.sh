@@ -48,6 +48,7 @@ stop_component() {
   local pid
   pid=$(recorded_pid "$1") || return 0
   stop_pid "$1" "$pid" "${2:-10}"
+  say "$1 stopped"
 }
 ctr_k8s() { ctr --address "$CONTAINERD_SOCK" -n k8s.io "$@"; }
 
@@ -92,15 +93,18 @@ if recorded_pid containerd >/dev/null; then
   for id in $(ctr_k8s containers ls -q 2>/dev/null); do ctr_k8s containers delete "$id" > /dev/null 2>&1; done
 fi
 stop_component containerd 15
-# Shims serving our socket (started by our containerd, detached from it).
+# containerd shims that serve our socket (started by our containerd, detached from it): the
+# program is containerd-shim* and one argument is exactly our socket's path.
 our_processes() {
-  local p
+  local p args
   for p in /proc/[0-9]*; do
-    tr '\0' '\n' < "$p/cmdline" 2>/dev/null | grep -qF "$STATE/" && echo "${p#/proc/}"
+    args=$({ tr '\0' '\n' < "$p/cmdline"; } 2>/dev/null) || continue
+    case ${args%%$'\n'*} in *containerd-shim*) ;; *) continue ;; esac
+    grep -qxF "$CONTAINERD_SOCK" <<< "$args" && echo "${p#/proc/}"
   done
 }
 for pid in $(our_processes); do
-  [ "$pid" = $$ ] || { say "stopping leftover process $pid: $(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null)"; stop_pid leftover "$pid" 5; }
+  [ "$pid" = $$ ] || { say "stopping leftover process $pid: $({ tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null)"; stop_pid leftover "$pid" 5; }
 done
 
 # 4. Mounts under $STATE (deepest first) and the pods' network namespaces (their veths go with them).
@@ -149,7 +153,7 @@ left=()
 for name in "${COMPONENTS[@]}"; do
   pid=$(recorded_pid "$name") && left+=("process $name (PID $pid)")
 done
-for pid in $(our_processes); do [ "$pid" = $$ ] || left+=("process $pid: $(tr '\0' ' ' < "/proc/$pid/cmdline")"); done
+for pid in $(our_processes); do [ "$pid" = $$ ] || left+=("process $pid: $({ tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null)"); done
 for pid in $(pod_pids); do left+=("pod process $pid"); done
 while read -r m; do [ -n "$m" ] && left+=("mount $m"); done < <(findmnt -rn -o TARGET | grep -F "$STATE/")
 for ns_path in /run/netns/*; do

@@ -49,8 +49,13 @@ if [ -e "$STATE" ] && findmnt -rn -o TARGET | grep -q "^$STATE/"; then
 fi
 
 # --- binaries ------------------------------------------------------------------------------------
-say "node binaries (tests/cluster/build-node.sh; cached after the first build)"
-NODE_BIN=$("$here/build-node.sh")
+# MINICLUSTER_FN_NODE_BIN: a directory with the binaries, instead of build-node.sh's cached build.
+if [ -n "${MINICLUSTER_FN_NODE_BIN:-}" ]; then
+  NODE_BIN=$MINICLUSTER_FN_NODE_BIN
+else
+  say "node binaries (tests/cluster/build-node.sh; cached after the first build)"
+  NODE_BIN=$("$here/build-node.sh")
+fi
 
 rm -rf "$STATE"
 mkdir -p "$STATE"/{run,log,pki,config,host-before,containerd,cni/net.d,cni/ipam,etcd,kubelet,pod-logs,volume-plugins,tmp}
@@ -255,7 +260,8 @@ start kube-apiserver "$NODE_BIN/kube-apiserver" \
   --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
   --kubelet-preferred-address-types InternalIP,Hostname \
   --profiling=false
-wait_for kube-apiserver 120 kubectl get --raw /readyz
+wait_for kube-apiserver 120 curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
+  "https://$BRIDGE_IP:$APISERVER_PORT/readyz"
 
 # --- kube-controller-manager (pitfall 4: its own flex volume dir) and kube-scheduler --------------
 say "kube-controller-manager, kube-scheduler"
