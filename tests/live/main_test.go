@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -46,8 +47,9 @@ var suite struct {
 	// setupErr is any other failure of the setup: every test fails with it.
 	setupErr error
 	// imagesErr: the stand-in images could not be built or loaded (Flux tests fail with it).
-	imagesErr error
-	images    standInImages
+	imagesOnce sync.Once
+	imagesErr  error
+	images     standInImages
 }
 
 // standInImages are the local images the overlay swaps in.
@@ -135,8 +137,20 @@ func setUp() (started bool, err error) {
 		return started, err
 	}
 	suite.kubectl = filepath.Join(strings.TrimSpace(string(nodeBin)), "kubectl")
-	suite.imagesErr = loadImages()
-	return started, nil
+	return started, loadProbe()
+}
+
+// loadProbe builds (cached) and imports the probe image the cluster's own checks use.
+func loadProbe() error {
+	probe, err := exec.Command(filepath.Join(suite.clusterDir, "image.sh"), "probe").Output()
+	if err != nil {
+		return fmt.Errorf("tests/cluster/image.sh probe: %v", err)
+	}
+	if err := runScript(filepath.Join(suite.clusterDir, "load-image.sh"), strings.TrimSpace(string(probe))); err != nil {
+		return err
+	}
+	suite.images.probe = "localhost/minicluster-fn-live/probe:1"
+	return nil
 }
 
 // clusterRunning: a cluster from the same state dir answers (started by make cluster-up).
@@ -149,16 +163,12 @@ func clusterRunning() bool {
 	return exec.Command(kubectl, "--kubeconfig", suite.kubeconfig, "--request-timeout=5s", "get", "--raw", "/readyz").Run() == nil
 }
 
-// loadImages builds the stand-in images (tests/images/build.sh, cached) and the probe image, and
-// imports them into the cluster's containerd.
-func loadImages() error {
+// loadStandIns builds the stand-in images (tests/images/build.sh, cached; flux-core takes long the
+// first time) and imports them into the cluster's containerd. The first test that needs them
+// does it, so tests of the cluster alone (-run TestClusterServesPods) do not wait for it.
+func loadStandIns() error {
 	start := time.Now()
-	probe, err := exec.Command(filepath.Join(suite.clusterDir, "image.sh"), "probe").Output()
-	if err != nil {
-		return fmt.Errorf("tests/cluster/image.sh probe: %v", err)
-	}
-	archives := []string{strings.TrimSpace(string(probe))}
-	suite.images.probe = "localhost/minicluster-fn-live/probe:1"
+	var archives []string
 
 	build := filepath.Join(suite.repo, "tests", "images", "build.sh")
 	if _, err := os.Stat(build); err != nil {
@@ -225,6 +235,7 @@ func requireCluster(t *testing.T) {
 func requireImages(t *testing.T) {
 	t.Helper()
 	requireCluster(t)
+	suite.imagesOnce.Do(func() { suite.imagesErr = loadStandIns() })
 	if suite.imagesErr != nil {
 		t.Fatalf("stand-in images: %v", suite.imagesErr)
 	}
