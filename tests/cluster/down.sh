@@ -96,11 +96,9 @@ stop_component containerd 15
 # containerd shims that serve our socket (started by our containerd, detached from it): the
 # program is containerd-shim* and one argument is exactly our socket's path.
 our_processes() {
-  local p args
-  for p in /proc/[0-9]*; do
-    args=$({ tr '\0' '\n' < "$p/cmdline"; } 2>/dev/null) || continue
-    case ${args%%$'\n'*} in *containerd-shim*) ;; *) continue ;; esac
-    grep -qxF "$CONTAINERD_SOCK" <<< "$args" && echo "${p#/proc/}"
+  local pid
+  for pid in $(pgrep -f '^[^ ]*containerd-shim'); do
+    { tr '\0' '\n' < "/proc/$pid/cmdline"; } 2>/dev/null | grep -qxF "$CONTAINERD_SOCK" && echo "$pid"
   done
 }
 for pid in $(our_processes); do

@@ -125,19 +125,21 @@ make_cert() {
   printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=%s\n' "$3" > "$ext"
   [ -z "${4:-}" ] || printf 'subjectAltName=%s\n' "$4" >> "$ext"
   openssl req -new -newkey rsa:2048 -nodes -subj "$2" -keyout "$pki/$1.key" -out "$pki/$1.csr" 2>/dev/null
-  openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial -days 2 \
+  openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -set_serial "0x$(openssl rand -hex 12)" -days 2 \
     -extfile "$ext" -out "$pki/$1.crt" 2>/dev/null
 }
 service_ip=${SERVICE_CIDR%.0/*}.1
+# In parallel: RSA key generation is most of the time, and slow on a busy machine.
 make_cert apiserver "/CN=kube-apiserver" serverAuth \
-  "IP:$BRIDGE_IP,IP:$service_ip,IP:127.0.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:$NODE_NAME"
-make_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" clientAuth
-make_cert admin "/O=system:masters/CN=minicluster-fn-live-admin" clientAuth
-make_cert kube-controller-manager "/CN=system:kube-controller-manager" clientAuth
-make_cert kube-scheduler "/CN=system:kube-scheduler" clientAuth
-make_cert kubelet "/O=system:nodes/CN=system:node:$NODE_NAME" clientAuth
-make_cert kube-proxy "/CN=system:kube-proxy" clientAuth
-make_cert coredns "/CN=minicluster-fn-live:coredns" clientAuth
+  "IP:$BRIDGE_IP,IP:$service_ip,IP:127.0.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:$NODE_NAME" &
+make_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" clientAuth &
+make_cert admin "/O=system:masters/CN=minicluster-fn-live-admin" clientAuth &
+make_cert kube-controller-manager "/CN=system:kube-controller-manager" clientAuth &
+make_cert kube-scheduler "/CN=system:kube-scheduler" clientAuth &
+make_cert kubelet "/O=system:nodes/CN=system:node:$NODE_NAME" clientAuth &
+make_cert kube-proxy "/CN=system:kube-proxy" clientAuth &
+make_cert coredns "/CN=minicluster-fn-live:coredns" clientAuth &
+for job in $(jobs -p); do wait "$job" || { echo "cluster-up: making the certificates failed" >&2; exit 1; }; done
 
 # make_kubeconfig FILE CERT-NAME
 make_kubeconfig() {
