@@ -144,7 +144,13 @@ func TestEveryObjectHasRecommendedLabelsAndWave(t *testing.T) {
 func TestJobNameHash(t *testing.T) {
 	name := func(doc string) (string, string) {
 		job := brokerJobOf(t, must(generate(t, doc)))
-		return job.Name, job.Spec.Template.Spec.Volumes[3].ConfigMap.Name
+		for _, v := range job.Spec.Template.Spec.Volumes {
+			if v.Name == volumeEntrypoint {
+				return job.Name, v.ConfigMap.Name
+			}
+		}
+		t.Fatal("the broker Job has no entrypoint volume")
+		return "", ""
 	}
 	base, baseCM := name(helloWorld)
 	if again, _ := name(helloWorld); again != base {

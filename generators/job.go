@@ -125,7 +125,10 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 		Lifecycle:       lifecycle(mcc.LifeCycle),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: fc.Name, MountPath: fc.MountPath},
-			{Name: volumeSoftware, MountPath: softwareMountPath},
+			// The software the init container copied from the view image, where the view's links
+			// point: mounted, not copied again by every container (issue 12: the copies were most
+			// of a pod's time to ready).
+			{Name: fc.Name, MountPath: softwareMountPath, SubPath: viewSoftwareDir},
 			{Name: volumeHome, MountPath: homeMountPath},
 			{Name: volumeEntrypoint, MountPath: EntrypointMountPath, ReadOnly: true},
 		},

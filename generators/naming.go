@@ -60,8 +60,8 @@ const (
 	BrokerConfigKey     = "broker.toml"
 	ReadyScriptKey      = "broker-ready.sh"
 	softwareMountPath   = "/opt/software"
+	viewSoftwareDir     = "software" // in the view volume: the view image's /opt/software
 	homeMountPath       = "/home/flux-operator"
-	volumeSoftware      = v1alpha2.VolumeSoftware
 	volumeHome          = v1alpha2.VolumeHome
 	volumeEntrypoint    = v1alpha2.VolumeEntrypoint
 	volumeCurve         = v1alpha2.VolumeCurve

@@ -392,3 +392,37 @@ func readFile(t *testing.T, name string) string {
 	}
 	return string(b)
 }
+
+// The view image's software is copied once per pod, by the init container, and mounted where the
+// view's links point in every other container; copying it again in each container was most of a
+// pod's time to ready (issue 12).
+func TestSoftwareMountedNotCopied(t *testing.T) {
+	for _, c := range entrypointCases() {
+		t.Run(c.name, func(t *testing.T) {
+			data, mc, n := renderCase(t, c)
+			if mc.Spec.Flux.Container.Disable {
+				return
+			}
+			if !strings.Contains(data[InitScriptKey], `cp -R /opt/software/. "${viewbase}/`+viewSoftwareDir+`/"`) {
+				t.Errorf("flux-init.sh does not copy /opt/software to ${viewbase}/%s", viewSoftwareDir)
+			}
+			for k, v := range data {
+				if strings.Contains(v, "/opt/software/.") && k != InitScriptKey {
+					t.Errorf("%s copies the software again", k)
+				}
+			}
+			job := brokerJob(mc, v1alpha2.Options{}, n)
+			for _, ctr := range job.Spec.Template.Spec.Containers {
+				found := false
+				for _, m := range ctr.VolumeMounts {
+					if m.MountPath == softwareMountPath {
+						found = m.Name == mc.Spec.Flux.Container.Name && m.SubPath == viewSoftwareDir
+					}
+				}
+				if !found {
+					t.Errorf("container %s does not mount the view volume's %s at %s", ctr.Name, viewSoftwareDir, softwareMountPath)
+				}
+			}
+		})
+	}
+}

@@ -19,11 +19,10 @@ const (
 	curveMode  = int32(0o400) // Flux rejects a certificate readable by group/other
 )
 
-// fluxVolumes are the volumes every broker pod has: the view, scratch space, the scripts and the
-// certificate.
+// fluxVolumes are the volumes every broker pod has: the view (with the view image's /opt/software),
+// scratch space, the scripts and the certificate.
 func fluxVolumes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) []corev1.Volume {
 	vols := []corev1.Volume{
-		{Name: volumeSoftware, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: volumeHome, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: mc.Spec.Flux.Container.Name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: volumeEntrypoint, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{

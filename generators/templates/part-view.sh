@@ -15,9 +15,6 @@ echo "Flux install root: ${viewroot}"
 export PATH="${PATH}:${viewroot}/bin"
 {{- end}}
 
-# Software the view brings along goes to /opt/software.
-if [[ -d "${viewbase}/software" ]]; then
-  mkdir -p /opt/software
-  cp -R "${viewbase}/software/." /opt/software/{{if .Quiet}} > /dev/null 2>&1{{end}} || true
-fi
+# The software the view brings along (the init container copied it to ${viewbase}/software) is
+# mounted at /opt/software, where the view's links point: nothing to copy here.
 {{- end}}

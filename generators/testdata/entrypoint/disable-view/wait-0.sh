@@ -78,11 +78,8 @@ viewbase=/mnt/flux
 viewroot="${viewbase}/view"
 configroot="${viewbase}/config"
 
-# Software the view brings along goes to /opt/software.
-if [[ -d "${viewbase}/software" ]]; then
-  mkdir -p /opt/software
-  cp -R "${viewbase}/software/." /opt/software/ > /dev/null 2>&1 || true
-fi
+# The software the view brings along (the init container copied it to ${viewbase}/software) is
+# mounted at /opt/software, where the view's links point: nothing to copy here.
 
 cfg="${configroot}/etc/flux/config"
 # containers[0].command, kept verbatim as data here. It is split into words (quotes,

@@ -84,11 +84,8 @@ echo "Flux install root: ${viewroot}"
 # Appended, so that software of the application image comes first.
 export PATH="${PATH}:${viewroot}/bin"
 
-# Software the view brings along goes to /opt/software.
-if [[ -d "${viewbase}/software" ]]; then
-  mkdir -p /opt/software
-  cp -R "${viewbase}/software/." /opt/software/ || true
-fi
+# The software the view brings along (the init container copied it to ${viewbase}/software) is
+# mounted at /opt/software, where the view's links point: nothing to copy here.
 
 # Python of the view (flux's Python bindings live there).
 foundroot=""
