@@ -93,6 +93,14 @@ func overlayIn(t *testing.T, dir, ns string, rendered []byte, resources ...strin
 	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n")
 	fmt.Fprintf(&b, "namespace: %s\nresources:\n", ns)
 	for _, r := range resources {
+		// kustomize takes only relative paths to other kustomizations (as an overlay's ../base).
+		if filepath.IsAbs(r) {
+			rel, err := filepath.Rel(dir, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = rel
+		}
 		fmt.Fprintf(&b, "- %s\n", r)
 	}
 	var names []string
