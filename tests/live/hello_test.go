@@ -77,12 +77,15 @@ func checkHelloWorld(t *testing.T, ns string, manifests []byte) {
 	t.Helper()
 	const instance = "flux-sample"
 	start := time.Now()
+	watch := watchBrokers(ns, instance, 4, start)
+	defer watch.finish()
 	apply(t, manifests)
 	certificate(t, ns, instance)
 	tCert := time.Since(start)
 	j := brokerJob(t, ns, instance)
 	jobComplete(t, ns, j.Metadata.Name, completeLimit)
 	tComplete := time.Since(start)
+	running, ready, seenReady := watch.finish()
 	j = brokerJob(t, ns, instance)
 	if j.Status.Succeeded != 4 {
 		t.Errorf("Job %s: %d succeeded, want 4", j.Metadata.Name, j.Status.Succeeded)
@@ -92,7 +95,8 @@ func checkHelloWorld(t *testing.T, ns string, manifests []byte) {
 	if !strings.Contains(log, "hello world") {
 		t.Errorf("rank 0's log does not show the command's output %q:\n%s", "hello world", log)
 	}
-	t.Logf("from apply: certificate %.1fs, Job complete %.1fs; rank 0 log:\n%s", tCert.Seconds(), tComplete.Seconds(), log)
+	t.Logf("from apply: certificate %.1fs, 4 brokers running %s, %d of 4 seen Ready (joined) by %s, Job complete %.1fs; rank 0 log:\n%s",
+		tCert.Seconds(), seconds(running), seenReady, seconds(ready), tComplete.Seconds(), log)
 }
 
 // TestHelloRanks runs hello-world with a command that shows the instance from rank 0: all 4 brokers
@@ -110,7 +114,7 @@ func TestHelloRanks(t *testing.T) {
 	log := brokerLog(t, ns, rankPod(t, ns, instance, "0"))
 	t.Logf("rank 0 log:\n%s", log)
 	resources, overlayStatus, hostnames := section(log, "== flux resource list", "== flux overlay status"),
-		section(log, "== flux overlay status", "== flux run -N4 hostname"), section(log, "== flux run -N4 hostname", "")
+		section(log, "== flux overlay status", "== flux run -N4 -n4 hostname"), section(log, "== flux run -N4 -n4 hostname", "")
 
 	// flux resource list: no node down, the node list covers the 4 pods.
 	nodelist := j.Metadata.Name + "-[0-3]"
@@ -122,11 +126,12 @@ func TestHelloRanks(t *testing.T) {
 			t.Errorf("flux resource list shows nodes down: %s", line)
 		}
 	}
-	// flux overlay status: rank 0 reports the whole overlay "full" (every child connected).
-	if first, _, _ := strings.Cut(strings.TrimSpace(overlayStatus), "\n"); !strings.Contains(first, "full") {
-		t.Errorf("flux overlay status on rank 0 is not full:\n%s", overlayStatus)
+	// flux overlay status: one line per rank, "<rank> <host>: full" once that rank and all below it
+	// are connected (seen on the cluster: "0 hello-ranks-<hash>-0: full", then "├─ 1 ...: full").
+	if n := strings.Count(overlayStatus, ": full\n"); n != 4 {
+		t.Errorf("flux overlay status on rank 0 shows %d of 4 ranks full:\n%s", n, overlayStatus)
 	}
-	// flux run -N4 hostname: one line from each pod.
+	// flux run -N4 -n4 hostname: one line from each pod.
 	var got []string
 	for _, line := range strings.Split(strings.TrimSpace(hostnames), "\n") {
 		if line = strings.TrimSpace(line); line != "" {
@@ -139,7 +144,7 @@ func TestHelloRanks(t *testing.T) {
 		want = append(want, j.Metadata.Name+"-"+i)
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("flux run -N4 hostname printed %q, want the 4 pod hostnames %q", got, want)
+		t.Errorf("flux run -N4 -n4 hostname printed %q, want the 4 pod hostnames %q", got, want)
 	}
 }
 
