@@ -18,6 +18,11 @@ import (
 // `minicluster-fn render` and applied through a kustomize images overlay. It keeps a table of what
 // ran and what was skipped, and why (logged, and written to bin/live-corpus.md).
 func TestCorpus(t *testing.T) {
+	if os.Getenv("MINICLUSTER_FN_LIVE_CORPUS") != "1" {
+		t.Skip("SKIPPED, NOT PASSED: TestCorpus has never run to the end on the live cluster (it starts one " +
+			"MiniCluster per runnable corpus file in parallel; its time and reliability on 2 cores are unmeasured). " +
+			"Run it with MINICLUSTER_FN_LIVE_CORPUS=1.")
+	}
 	requireImages(t)
 	dir := envOr("MINICLUSTER_FN_CORPUS", filepath.Join(suite.repo, "..", "shared", "corpus", "flux-operator-examples"))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {

@@ -7,18 +7,25 @@ import (
 )
 
 // TestReadyMeansJoined shows that a broker pod's Ready condition means "this broker has joined the
-// instance", not "its container started": a persistent size-2 MiniCluster is applied without its
-// headless Service, so rank 1 cannot find rank 0 and the instance cannot start (its quorum is both
+// instance", not "its container started": a persistent size-2 MiniCluster is applied with a headless
+// Service that selects no pod, so rank 1 cannot find rank 0 and the instance cannot start (its quorum is both
 // ranks). Both brokers run, neither may become Ready, and the probe's reason is in the events.
-// Once the Service is applied, both join and become Ready, and rank 0 sees the overlay full.
+// Once the Service selects them, both join and become Ready, and rank 0 sees the overlay full.
 func TestReadyMeansJoined(t *testing.T) {
 	requireImages(t)
 	const instance = "persistent" // testdata/interactive.yaml: size 2, interactive
 	ns := namespace(t, "ready")
+	// The keygen Job needs the Service (it owns the certificate), so the Service is applied with a
+	// selector that matches no pod: it exists, but gives the brokers no DNS names.
+	const member = `minicluster-fn.dev/subdomain-member: "true"`
 	var service document
 	for _, d := range splitDocuments(renderKustomize(t, ns, fnDir(t, "interactive"))) {
 		if d.kind == "Service" {
 			service = d
+			if !strings.Contains(d.text, member) {
+				t.Fatalf("the Service's selector has no %s:\n%s", member, d.text)
+			}
+			apply(t, []byte(strings.Replace(d.text, member, `minicluster-fn.dev/subdomain-member: "none"`, 1)))
 			continue
 		}
 		apply(t, []byte(d.text))
@@ -33,7 +40,7 @@ func TestReadyMeansJoined(t *testing.T) {
 	time.Sleep(notJoined)
 	for _, p := range pods(t, ns, selector(instance, "broker")) {
 		if p.ready() {
-			t.Errorf("pod %s is Ready %s after its broker started, without the Service its broker needs to join", p.Metadata.Name, notJoined)
+			t.Errorf("pod %s is Ready %s after its broker started, while the Service selects no pod (its broker cannot join)", p.Metadata.Name, notJoined)
 		}
 	}
 	var reasons []string
@@ -50,7 +57,7 @@ func TestReadyMeansJoined(t *testing.T) {
 	start := time.Now()
 	apply(t, []byte(service.text))
 	brokersReady(t, ns, instance, 2, rejoinLimit)
-	t.Logf("both brokers Ready %.1fs after the Service was applied", time.Since(start).Seconds())
+	t.Logf("both brokers Ready %.1fs after the Service selected them", time.Since(start).Seconds())
 	out, err := fluxOnRank0(t, ns, instance, "timeout 20 flux overlay status")
 	if err != nil {
 		t.Fatalf("flux overlay status on rank 0: %v", err)
