@@ -15,7 +15,8 @@ KPT := $(BIN)/kpt
 export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman
+.PHONY: all build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
+  cluster-up cluster-down live
 
 all: build
 
@@ -103,6 +104,24 @@ container-test: image bin/kustomize bin/kpt $(CONTAINERS_CONF_TEST)
 container-test-if-podman:
 	@if command -v podman >/dev/null && command -v runc >/dev/null; then $(MAKE) --no-print-directory container-test; \
 	  else echo "container-test: SKIPPED: podman and runc are not installed (Debian: apt-get install podman runc)"; fi
+
+## cluster-up: a real single-node Kubernetes (etcd, control plane, kubelet, containerd, CNI bridge,
+## kube-proxy, CoreDNS) as host processes, for the live tests and for trying things by hand; needs
+## root. kubeconfig: $$MINICLUSTER_FN_CLUSTER_STATE/kubeconfig (default /var/tmp/minicluster-fn-cluster).
+## The first run builds the node binaries from tools/node (15-40 min cold; cached in
+## $$MINICLUSTER_FN_CACHE, default /var/cache/minicluster-fn). Load images with tests/cluster/load-image.sh.
+cluster-up:
+	tests/cluster/up.sh
+
+## cluster-down: stops exactly what cluster-up started and checks that nothing is left behind
+cluster-down:
+	tests/cluster/down.sh
+
+## live: generated MiniClusters with real Flux Framework brokers on that cluster (tests/live): brings
+## the cluster up (or uses a running one), builds and loads the stand-in images, runs, tears down.
+## Skips loudly where the machine cannot run a kubelet (MINICLUSTER_FN_LIVE_REQUIRE=1: fails instead).
+live: build bin/kustomize bin/kpt
+	cd tests/live && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) $(GO) test -count=1 -timeout 75m -v ./...
 
 ## bench-once: every Go benchmark once, so they keep compiling and running (no timings asserted)
 bench-once:

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds the live-test cluster's binaries (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubelet, kube-proxy, kubectl from tools/node; coredns from tools/node/coredns)
+# once per machine, into
+#   ${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/node-<key>/bin
+# where <key> hashes everything that determines the build (the tool modules, their go.sum, this
+# script, the Go version). A present directory is reused; a fresh machine builds from nothing
+# (15-40 min cold on 2 busy cores). Prints the bin directory on stdout; progress goes to stderr.
+set -euo pipefail
+export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+tools=$repo/tools/node
+cache=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
+
+# The Kubernetes version is the module's; the binaries report it (kubectl version, /version).
+k8s_version=$(cd "$tools" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+key=$( { go version; cat "$0" "$tools/go.mod" "$tools/go.sum" "$tools/etcd/main.go" \
+  "$tools/coredns/go.mod" "$tools/coredns/go.sum"; } | sha256sum | cut -c1-16)
+dest=$cache/node-$key
+bins=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns)
+
+complete() {
+  local b
+  for b in "${bins[@]}"; do [ -x "$1/bin/$b" ] || return 1; done
+}
+
+if complete "$dest"; then
+  echo "build-node: using $dest/bin (cached)" >&2
+  echo "$dest/bin"
+  exit 0
+fi
+
+mkdir -p "$cache"
+work=$(mktemp -d "$cache/node-$key.building.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/bin"
+
+minor=${k8s_version#v1.}; minor=${minor%%.*}
+ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$k8s_version \
+-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor \
+-X k8s.io/component-base/version.gitTreeState=clean"
+
+start=$SECONDS
+echo "build-node: building Kubernetes $k8s_version binaries and etcd into $dest (slow when cold)" >&2
+(cd "$tools" && go build -trimpath -ldflags "$ldflags" -o "$work/bin/" \
+  ./etcd k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet \
+  k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl)
+echo "build-node: Kubernetes binaries and etcd built in $((SECONDS - start)) s; building coredns" >&2
+(cd "$tools/coredns" && go build -trimpath -ldflags "-s -w" -o "$work/bin/coredns" github.com/coredns/coredns)
+echo "build-node: all built in $((SECONDS - start)) s" >&2
+
+complete "$work" || { echo "build-node: a binary is missing in $work/bin" >&2; exit 1; }
+# Another build of the same key may have finished meanwhile: either result is the same build.
+if ! mv -T "$work" "$dest" 2>/dev/null; then
+  complete "$dest" || { echo "build-node: cannot install $dest" >&2; exit 1; }
+fi
+trap - EXIT
+echo "$dest/bin"

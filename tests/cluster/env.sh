@@ -1,0 +1,41 @@
+# Shared settings of the live-test cluster scripts (sourced by up.sh, down.sh, load-image.sh).
+# shellcheck shell=bash disable=SC2034  # the settings are used by the scripts that source this file
+
+# Everything the cluster writes lives in STATE: configs, certificates, logs, PIDs, the containerd
+# root and state, the kubelet root, etcd's data. down.sh removes it (the logs stay in STATE/log).
+STATE=${MINICLUSTER_FN_CLUSTER_STATE:-/var/tmp/minicluster-fn-cluster}
+CACHE=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
+
+# The pod network: a bridge of our own, made before anything binds to its address (the API server,
+# the kubelet and CoreDNS listen on it; pods reach them there).
+BRIDGE=mcfn0
+BRIDGE_IP=10.244.0.1
+POD_CIDR=10.244.0.0/24
+SERVICE_CIDR=10.96.0.0/16
+CNI_NETWORK=mcfn-live
+CNI_PLUGIN_DIR=/usr/lib/cni
+
+ETCD_CLIENT_PORT=23790
+ETCD_PEER_PORT=23800
+APISERVER_PORT=6443
+KCM_PORT=10257
+SCHEDULER_PORT=10259
+KUBELET_PORT=10250
+KUBELET_HEALTHZ_PORT=10248
+PROXY_HEALTHZ_PORT=10256
+PROXY_METRICS_PORT=10249
+COREDNS_READY_PORT=18181
+COREDNS_HEALTH_PORT=18080
+
+NODE_NAME=$(hostname | tr '[:upper:]' '[:lower:]')
+CONTAINERD_SOCK=$STATE/containerd/containerd.sock
+KUBECONFIG_ADMIN=$STATE/kubeconfig
+PAUSE_IMAGE=localhost/minicluster-fn-live/pause:1   # built by image.sh pause
+
+# Host settings the components change (the CNI bridge plugin turns on forwarding; the kubelet sets
+# the kernel tunables it insists on): recorded by up.sh, restored by down.sh.
+HOST_SYSCTLS=(net/ipv4/ip_forward vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops
+  kernel/keys/root_maxkeys kernel/keys/root_maxbytes)
+
+# Components in start order; down.sh stops them in reverse.
+COMPONENTS=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy coredns)

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Imports images into the running live-test cluster's containerd (namespace k8s.io), where pods
+# with imagePullPolicy Never/IfNotPresent find them; nothing is pulled here.
+# usage: load-image.sh IMAGE-OR-ARCHIVE...
+#   an existing file is taken as an image archive (podman save / docker-archive or OCI);
+#   anything else as the name of a local podman image, which is saved to an archive first.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=SCRIPTDIR/env.sh
+. "$here/env.sh"
+
+[ $# -gt 0 ] || { echo "usage: load-image.sh IMAGE-OR-ARCHIVE..." >&2; exit 2; }
+[ -S "$CONTAINERD_SOCK" ] || { echo "load-image: no containerd socket at $CONTAINERD_SOCK: is the cluster up (make cluster-up)?" >&2; exit 1; }
+
+for image in "$@"; do
+  if [ -f "$image" ]; then
+    archive=$image
+  else
+    archive=$(mktemp -u "$STATE/tmp/image.XXXXXX.tar")   # podman save refuses to overwrite a file
+    podman save --quiet --format docker-archive -o "$archive" "$image"
+  fi
+  ctr --address "$CONTAINERD_SOCK" -n k8s.io images import "$archive" >&2
+  [ "$archive" = "$image" ] || rm -f "$archive"
+  echo "load-image: imported $image" >&2
+done

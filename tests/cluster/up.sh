@@ -1,0 +1,392 @@
+#!/usr/bin/env bash
+# Brings up a real single-node Kubernetes cluster for the live tests and for trying things by hand
+# (make cluster-up): containerd, a CNI bridge, etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubelet, kube-proxy (nftables) and CoreDNS serving cluster.local, all as host
+# processes started from here and recorded by PID in $STATE/run. Stop it with down.sh.
+#
+# Exit status: 0 up; 1 a component failed (named, with the tail of its log; what was started is
+# stopped again); 3 this machine cannot run a kubelet (the missing piece is named).
+# ../shared/reference/real-node.md explains each setting marked "pitfall".
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=SCRIPTDIR/env.sh
+. "$here/env.sh"
+
+t0=$(date +%s%N)
+say() { local ms=$((($(date +%s%N) - t0) / 1000000)); printf 'cluster-up: [%3d.%01ds] %s\n' $((ms / 1000)) $((ms % 1000 / 100)) "$*" >&2; }
+cannot_run() { echo "cluster-up: CANNOT RUN A KUBELET ON THIS MACHINE: $*" >&2; exit 3; }
+
+# --- what the machine must provide ---------------------------------------------------------------
+[ "$(id -u)" = 0 ] || cannot_run "not root (the kubelet, containerd and CNI need root)"
+for cmd in containerd containerd-shim-runc-v2 runc ctr nft ip openssl podman curl findmnt setsid; do
+  command -v "$cmd" >/dev/null || cannot_run "command '$cmd' is missing (.ci/run installs it with apt-get)"
+done
+for plugin in bridge host-local loopback; do
+  [ -x "$CNI_PLUGIN_DIR/$plugin" ] || cannot_run "CNI plugin $CNI_PLUGIN_DIR/$plugin is missing (Debian: containernetworking-plugins)"
+done
+[ -d /sys/fs/cgroup/memory ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || cannot_run "no cgroup filesystem at /sys/fs/cgroup"
+grep -qw overlay /proc/filesystems || cannot_run "the kernel has no overlay filesystem (containerd's snapshotter)"
+
+# --- refuse to start over a running or half-removed cluster --------------------------------------
+if [ -d "$STATE/run" ]; then
+  for f in "$STATE"/run/*.pid; do
+    [ -e "$f" ] || continue
+    read -r pid _ < "$f"
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "cluster-up: a cluster is already running from $STATE ($(basename "$f" .pid) is PID $pid); run down.sh first" >&2
+      exit 1
+    fi
+  done
+fi
+if ip link show "$BRIDGE" >/dev/null 2>&1; then
+  echo "cluster-up: bridge $BRIDGE exists already (another cluster, or a failed teardown); run down.sh" >&2; exit 1
+fi
+for d in /sys/fs/cgroup/*/kubepods; do
+  [ -e "$d" ] && { echo "cluster-up: $d exists already (another kubelet, or a failed teardown); run down.sh" >&2; exit 1; }
+done
+if [ -e "$STATE" ] && findmnt -rn -o TARGET | grep -q "^$STATE/"; then
+  echo "cluster-up: mounts are left under $STATE; run down.sh" >&2; exit 1
+fi
+
+# --- binaries ------------------------------------------------------------------------------------
+# MINICLUSTER_FN_NODE_BIN: a directory with the binaries, instead of build-node.sh's cached build.
+if [ -n "${MINICLUSTER_FN_NODE_BIN:-}" ]; then
+  NODE_BIN=$MINICLUSTER_FN_NODE_BIN
+else
+  say "node binaries (tests/cluster/build-node.sh; cached after the first build)"
+  NODE_BIN=$("$here/build-node.sh")
+fi
+
+rm -rf "$STATE"
+mkdir -p "$STATE"/{run,log,pki,config,host-before,containerd,cni/net.d,cni/ipam,etcd,kubelet,pod-logs,volume-plugins,tmp}
+echo "$NODE_BIN" > "$STATE/run/node-bin"
+
+# From here on a failure stops what was started.
+up_failed() {
+  local rc=$?
+  trap - EXIT
+  if [ "$rc" != 0 ]; then
+    echo "cluster-up: failed; stopping what was started (down.sh)" >&2
+    "$here/down.sh" >&2 || true
+  fi
+  exit "$rc"
+}
+trap up_failed EXIT
+
+# --- host state to restore -----------------------------------------------------------------------
+for s in "${HOST_SYSCTLS[@]}"; do
+  printf '%s %s\n' "$s" "$(cat "/proc/sys/$s")"
+done > "$STATE/host-before/sysctls"
+nft list tables > "$STATE/host-before/nft-tables"
+ls /run/netns 2>/dev/null > "$STATE/host-before/netns" || true
+# Directories the components create at fixed places when missing (the kubelet's links to container
+# logs, CNI's result cache, the netns mount point): down.sh removes them if they were not there.
+for d in /var/log/containers /var/lib/cni /run/netns; do
+  [ -e "$d" ] || echo "$d"
+done > "$STATE/host-before/absent-dirs"
+
+# --- network: the bridge before anything binds to its address (pitfall 5) ------------------------
+ip link add "$BRIDGE" type bridge
+echo "$BRIDGE" > "$STATE/run/bridge"
+ip addr add "$BRIDGE_IP/${POD_CIDR#*/}" dev "$BRIDGE"
+ip link set "$BRIDGE" up
+cat > "$STATE/cni/net.d/10-$CNI_NETWORK.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "$CNI_NETWORK",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "$BRIDGE",
+      "isGateway": true,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "dataDir": "$STATE/cni/ipam",
+        "ranges": [[{"subnet": "$POD_CIDR", "rangeStart": "${BRIDGE_IP%.*}.10", "gateway": "$BRIDGE_IP"}]],
+        "routes": [{"dst": "0.0.0.0/0"}]
+      }
+    }
+  ]
+}
+EOF
+
+# --- certificates --------------------------------------------------------------------------------
+pki=$STATE/pki
+say "certificates"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=minicluster-fn-live-ca" \
+  -keyout "$pki/ca.key" -out "$pki/ca.crt" 2>/dev/null
+openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
+openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+# make_cert NAME SUBJECT EXTENDED-KEY-USAGE [SUBJECT-ALT-NAMES]
+make_cert() {
+  local ext="$pki/$1.ext"
+  printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=%s\n' "$3" > "$ext"
+  [ -z "${4:-}" ] || printf 'subjectAltName=%s\n' "$4" >> "$ext"
+  openssl req -new -newkey rsa:2048 -nodes -subj "$2" -keyout "$pki/$1.key" -out "$pki/$1.csr" 2>/dev/null
+  openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -set_serial "0x$(openssl rand -hex 12)" -days 2 \
+    -extfile "$ext" -out "$pki/$1.crt" 2>/dev/null
+}
+service_ip=${SERVICE_CIDR%.0/*}.1
+# In parallel: RSA key generation is most of the time, and slow on a busy machine.
+make_cert apiserver "/CN=kube-apiserver" serverAuth \
+  "IP:$BRIDGE_IP,IP:$service_ip,IP:127.0.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:$NODE_NAME" &
+make_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" clientAuth &
+make_cert admin "/O=system:masters/CN=minicluster-fn-live-admin" clientAuth &
+make_cert kube-controller-manager "/CN=system:kube-controller-manager" clientAuth &
+make_cert kube-scheduler "/CN=system:kube-scheduler" clientAuth &
+make_cert kubelet "/O=system:nodes/CN=system:node:$NODE_NAME" clientAuth &
+make_cert kube-proxy "/CN=system:kube-proxy" clientAuth &
+make_cert coredns "/CN=minicluster-fn-live:coredns" clientAuth &
+for job in $(jobs -p); do wait "$job" || { echo "cluster-up: making the certificates failed" >&2; exit 1; }; done
+
+# make_kubeconfig FILE CERT-NAME
+make_kubeconfig() {
+  cat > "$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: minicluster-fn-live
+  cluster:
+    server: https://$BRIDGE_IP:$APISERVER_PORT
+    certificate-authority: $pki/ca.crt
+users:
+- name: $2
+  user:
+    client-certificate: $pki/$2.crt
+    client-key: $pki/$2.key
+contexts:
+- name: minicluster-fn-live
+  context: {cluster: minicluster-fn-live, user: $2}
+current-context: minicluster-fn-live
+EOF
+}
+make_kubeconfig "$KUBECONFIG_ADMIN" admin
+for c in kube-controller-manager kube-scheduler kubelet kube-proxy coredns; do
+  make_kubeconfig "$STATE/config/$c.kubeconfig" "$c"
+done
+kubectl() { "$NODE_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
+
+# --- process control -----------------------------------------------------------------------------
+# start NAME COMMAND...: runs COMMAND in its own session, output in $STATE/log/NAME.log, PID in
+# $STATE/run/NAME.pid (down.sh stops exactly these PIDs).
+# $STATE/run/NAME.pid holds "PID START-TIME" so that down.sh never signals a reused PID.
+start() {
+  local name=$1; shift
+  setsid "$@" < /dev/null > "$STATE/log/$name.log" 2>&1 &
+  local pid=$! stat
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || stat="x x x x x x x x x x x x x x x x x x x x x gone"
+  stat=${stat##*) }
+  # shellcheck disable=SC2086
+  set -- $stat
+  echo "$pid ${20}" > "$STATE/run/$name.pid"
+}
+pid_of() { local pid _; read -r pid _ < "$STATE/run/$1.pid"; echo "$pid"; }
+# fail NAME WHY: names the component, shows the tail of its log, and exits (the trap tears down).
+fail() {
+  echo "cluster-up: $1 FAILED TO START: $2" >&2
+  echo "---- last 40 lines of $STATE/log/$1.log ----" >&2
+  tail -n 40 "$STATE/log/$1.log" >&2 || true
+  echo "----" >&2
+  exit 1
+}
+# wait_for NAME SECONDS COMMAND...: waits until COMMAND succeeds while NAME's process lives.
+wait_for() {
+  local name=$1 limit=$2; shift 2
+  local deadline=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    kill -0 "$(pid_of "$name")" 2>/dev/null || fail "$name" "the process exited"
+    [ "$SECONDS" -lt "$deadline" ] || fail "$name" "not ready after ${limit}s (waited for: $*)"
+    sleep 0.2
+  done
+  say "$name ready"
+}
+
+# --- containerd (pitfall 2: restrict_oom_score_adj) ----------------------------------------------
+cat > "$STATE/config/containerd.toml" <<EOF
+version = 2
+root = "$STATE/containerd/root"
+state = "$STATE/containerd/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs", "io.containerd.tracing.processor.v1.otlp"]
+
+[grpc]
+  address = "$CONTAINERD_SOCK"
+[ttrpc]
+  address = "$CONTAINERD_SOCK.ttrpc"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$STATE/containerd/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  restrict_oom_score_adj = true
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "$STATE/runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$CNI_PLUGIN_DIR"
+    conf_dir = "$STATE/cni/net.d"
+    max_conf_num = 1
+EOF
+say "containerd"
+start containerd containerd --config "$STATE/config/containerd.toml"
+wait_for containerd 30 ctr --address "$CONTAINERD_SOCK" version
+# The sandbox image: nothing can be pulled, so it is built here (and cached).
+"$here/load-image.sh" "$("$here/image.sh" pause)"
+
+# --- etcd ----------------------------------------------------------------------------------------
+say "etcd"
+start etcd "$NODE_BIN/etcd" --name default --data-dir "$STATE/etcd" --unsafe-no-fsync \
+  --listen-client-urls "http://127.0.0.1:$ETCD_CLIENT_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_CLIENT_PORT" \
+  --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+  --initial-cluster "default=http://127.0.0.1:$ETCD_PEER_PORT"
+wait_for etcd 60 curl -sf "http://127.0.0.1:$ETCD_CLIENT_PORT/health"
+
+# --- kube-apiserver ------------------------------------------------------------------------------
+say "kube-apiserver"
+start kube-apiserver "$NODE_BIN/kube-apiserver" \
+  --etcd-servers "http://127.0.0.1:$ETCD_CLIENT_PORT" \
+  --bind-address "$BRIDGE_IP" --advertise-address "$BRIDGE_IP" --secure-port "$APISERVER_PORT" \
+  --cert-dir "$STATE/pki" --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+  --client-ca-file "$pki/ca.crt" \
+  --service-account-issuer https://kubernetes.default.svc.cluster.local \
+  --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+  --service-cluster-ip-range "$SERVICE_CIDR" \
+  --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction --allow-privileged=true \
+  --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
+  --kubelet-preferred-address-types InternalIP,Hostname \
+  --profiling=false
+wait_for kube-apiserver 120 curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
+  "https://$BRIDGE_IP:$APISERVER_PORT/readyz"
+
+# --- kube-controller-manager (pitfall 4: its own flex volume dir) and kube-scheduler --------------
+say "kube-controller-manager, kube-scheduler"
+start kube-controller-manager "$NODE_BIN/kube-controller-manager" \
+  --kubeconfig "$STATE/config/kube-controller-manager.kubeconfig" \
+  --authentication-kubeconfig "$STATE/config/kube-controller-manager.kubeconfig" \
+  --authorization-kubeconfig "$STATE/config/kube-controller-manager.kubeconfig" \
+  --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --cert-dir "$STATE/pki/kube-controller-manager" \
+  --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
+  --use-service-account-credentials=true --leader-elect=false \
+  --flex-volume-plugin-dir "$STATE/volume-plugins" --profiling=false
+start kube-scheduler "$NODE_BIN/kube-scheduler" \
+  --kubeconfig "$STATE/config/kube-scheduler.kubeconfig" \
+  --authentication-kubeconfig "$STATE/config/kube-scheduler.kubeconfig" \
+  --authorization-kubeconfig "$STATE/config/kube-scheduler.kubeconfig" \
+  --bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT" --cert-dir "$STATE/pki/kube-scheduler" \
+  --leader-elect=false --profiling=false
+wait_for kube-controller-manager 60 curl -skf "https://127.0.0.1:$KCM_PORT/healthz"
+wait_for kube-scheduler 60 curl -skf "https://127.0.0.1:$SCHEDULER_PORT/healthz"
+
+# --- kubelet (pitfalls 3, 4, 6) ------------------------------------------------------------------
+# The pods' resolv.conf: cluster DNS only (the kubelet adds the cluster search path), none of the
+# host's search domains.
+printf 'nameserver %s\n' "$BRIDGE_IP" > "$STATE/config/resolv.conf"
+cat > "$STATE/config/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $BRIDGE_IP
+port: $KUBELET_PORT
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: $KUBELET_HEALTHZ_PORT
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $pki/ca.crt}
+authorization: {mode: Webhook}
+containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
+cgroupDriver: cgroupfs
+failCgroupV1: false
+failSwapOn: false
+clusterDNS: [$BRIDGE_IP]
+clusterDomain: cluster.local
+resolvConf: $STATE/config/resolv.conf
+volumePluginDir: $STATE/volume-plugins
+podLogsDir: $STATE/pod-logs
+makeIPTablesUtilChains: false
+# Imported images cannot be pulled again: no image garbage collection.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+# A busy shared disk must not evict the tests' pods.
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 1%
+  nodefs.inodesFree: 1%
+  imagefs.available: 1%
+  imagefs.inodesFree: 1%
+EOF
+say "kubelet"
+start kubelet "$NODE_BIN/kubelet" --config "$STATE/config/kubelet.yaml" \
+  --kubeconfig "$STATE/config/kubelet.kubeconfig" --root-dir "$STATE/kubelet" \
+  --node-ip "$BRIDGE_IP" --hostname-override "$NODE_NAME"
+wait_for kubelet 90 curl -sf "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz"
+wait_for kubelet 90 kubectl wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
+
+# --- kube-proxy, nftables (pitfall 4: no host-wide conntrack sysctls) -----------------------------
+cat > "$STATE/config/kube-proxy.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: nftables
+clientConnection: {kubeconfig: $STATE/config/kube-proxy.kubeconfig}
+hostnameOverride: $NODE_NAME
+clusterCIDR: $POD_CIDR
+healthzBindAddress: 127.0.0.1:$PROXY_HEALTHZ_PORT
+metricsBindAddress: 127.0.0.1:$PROXY_METRICS_PORT
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+EOF
+say "kube-proxy"
+start kube-proxy "$NODE_BIN/kube-proxy" --config "$STATE/config/kube-proxy.yaml"
+wait_for kube-proxy 60 curl -sf "http://127.0.0.1:$PROXY_HEALTHZ_PORT/healthz"
+
+# --- CoreDNS on the bridge address, serving cluster.local -----------------------------------------
+kubectl apply -f - > /dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "minicluster-fn-live:coredns"}
+rules:
+- apiGroups: [""]
+  resources: [endpoints, services, pods, namespaces]
+  verbs: [list, watch]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "minicluster-fn-live:coredns"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "minicluster-fn-live:coredns"}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: "minicluster-fn-live:coredns"}
+EOF
+cat > "$STATE/config/Corefile" <<EOF
+cluster.local:53 in-addr.arpa:53 {
+    bind $BRIDGE_IP
+    errors
+    kubernetes cluster.local in-addr.arpa {
+        kubeconfig $STATE/config/coredns.kubeconfig minicluster-fn-live
+        pods insecure
+    }
+    ready 127.0.0.1:$COREDNS_READY_PORT
+    health 127.0.0.1:$COREDNS_HEALTH_PORT
+}
+EOF
+say "coredns"
+start coredns "$NODE_BIN/coredns" -conf "$STATE/config/Corefile"
+wait_for coredns 60 curl -sf "http://127.0.0.1:$COREDNS_READY_PORT/ready"
+
+# Pods need the namespace's ServiceAccount and kube-root-ca.crt before they can be created.
+wait_for kube-controller-manager 60 kubectl -n default get serviceaccount default
+
+trap - EXIT
+say "cluster up; kubeconfig: $KUBECONFIG_ADMIN; kubectl: $NODE_BIN/kubectl"

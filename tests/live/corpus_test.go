@@ -1,0 +1,227 @@
+package live
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestCorpus runs every MiniCluster of the corpus (../shared/corpus/flux-operator-examples) whose
+// images can be swapped for the local stand-ins and whose command can run here, rendered with
+// `minicluster-fn render` and applied through a kustomize images overlay. It keeps a table of what
+// ran and what was skipped, and why (logged, and written to bin/live-corpus.md).
+func TestCorpus(t *testing.T) {
+	if os.Getenv("MINICLUSTER_FN_LIVE_CORPUS") != "1" {
+		t.Skip("SKIPPED, NOT PASSED: TestCorpus has never run to the end on the live cluster (it starts one " +
+			"MiniCluster per runnable corpus file in parallel; its time and reliability on 2 cores are unmeasured). " +
+			"Run it with MINICLUSTER_FN_LIVE_CORPUS=1.")
+	}
+	requireImages(t)
+	dir := envOr("MINICLUSTER_FN_CORPUS", filepath.Join(suite.repo, "..", "shared", "corpus", "flux-operator-examples"))
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Skipf("SKIPPED: the corpus is not at %s (../shared is absent)", dir)
+	}
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".yaml") {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(files)
+
+	var mu sync.Mutex
+	rows := map[string]string{}
+	record := func(rel, outcome string) {
+		mu.Lock()
+		defer mu.Unlock()
+		rows[rel] = outcome
+	}
+	t.Run("files", func(t *testing.T) {
+		for _, file := range files {
+			rel, _ := filepath.Rel(dir, file)
+			t.Run(rel, func(t *testing.T) {
+				src, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if why := cannotRunHere(string(src)); why != "" {
+					record(rel, "skipped: "+why)
+					t.Skip(why)
+				}
+				rendered, err := run(filepath.Dir(file), suite.fn, "render", file)
+				if err != nil {
+					record(rel, "skipped: does not render: "+firstLine(err.Error()))
+					t.Skipf("does not render (the render tests cover this): %v", err)
+				}
+				t.Parallel()
+				outcome := runCorpusFile(t, rel, src, rendered)
+				if t.Failed() {
+					outcome = "FAILED: " + outcome
+				}
+				record(rel, outcome)
+			})
+		}
+	})
+
+	var table strings.Builder
+	table.WriteString("| corpus file | outcome |\n|---|---|\n")
+	ran := 0
+	for _, file := range files {
+		rel, _ := filepath.Rel(dir, file)
+		if !strings.HasPrefix(rows[rel], "skipped") {
+			ran++
+		}
+		fmt.Fprintf(&table, "| %s | %s |\n", rel, rows[rel])
+	}
+	fmt.Fprintf(&table, "\n%d of %d files ran on the live cluster.\n", ran, len(files))
+	t.Logf("corpus on the live cluster:\n%s", table.String())
+	if err := os.WriteFile(filepath.Join(suite.repo, "bin", "live-corpus.md"), []byte(table.String()), 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
+// What the stand-in application image (Debian minbase with Python) can run.
+var standInCommands = []string{"echo", "df", "ls", "flux", "sleep", "hostname", "cat", "true"}
+
+var (
+	imageField      = regexp.MustCompile(`(?m)^\s*(?:- )?image: *["']?([^"'\s]+)`)
+	workingDirField = regexp.MustCompile(`(?m)^\s*workingDir: *["']?([^"'\s]+)`)
+	commandField    = regexp.MustCompile(`(?m)^(\s*)command: *(.*)$`)
+	networkTools    = regexp.MustCompile(`\b(dnf|apt-get|yum|git clone|pip install|curl|wget)\b`)
+	commentLine     = regexp.MustCompile(`(?m)^\s*#.*$`)
+	externalVolume  = regexp.MustCompile(`(?m)^\s*(hostPath|claimName|secretName|configMapName|storageClass):`)
+)
+
+// cannotRunHere says why a corpus MiniCluster cannot run on the live cluster ("" if it can),
+// from its text: the reasons are about this machine and the stand-in images, not the function.
+func cannotRunHere(src string) string {
+	src = commentLine.ReplaceAllString(src, "")
+	if strings.Contains(src, "brokerConfig:") {
+		return "its brokerConfig hard-codes hosts of Service flux-service in namespace default"
+	}
+	if m := externalVolume.FindStringSubmatch(src); m != nil {
+		return "needs a volume this cluster lacks (" + m[1] + ")"
+	}
+	for _, m := range imageField.FindAllStringSubmatch(src, -1) {
+		name := imageName(m[1])
+		if strings.Contains(name, "flux-view") || name == "ubuntu" || name == "rockylinux" {
+			continue
+		}
+		return "application image " + m[1] + ": its software is not in the Debian stand-in"
+	}
+	if m := workingDirField.FindStringSubmatch(src); m != nil && m[1] != "/tmp" && m[1] != "/" {
+		return "workingDir " + m[1] + " does not exist in the stand-in"
+	}
+	if m := networkTools.FindStringSubmatch(src); m != nil {
+		return "needs the network (" + m[1] + "), which this cluster does not have"
+	}
+	for _, cmd := range commands(src) {
+		if strings.ContainsAny(cmd, "|;&") {
+			return "command " + strconv.Quote(cmd) + " uses shell operators, which a command does not run (commands.script does)"
+		}
+		if f := strings.Fields(cmd); len(f) > 0 && !slices.Contains(standInCommands, f[0]) {
+			return "command " + f[0] + " is not in the stand-in"
+		}
+	}
+	return ""
+}
+
+// commands lists the lines of every container command (block scalars line by line).
+func commands(src string) []string {
+	var out []string
+	lines := strings.Split(src, "\n")
+	for i, line := range lines {
+		m := commandField.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if v := strings.TrimSpace(m[2]); v != "|" && v != ">" && v != "|-" {
+			out = append(out, v)
+			continue
+		}
+		for _, next := range lines[i+1:] {
+			if strings.TrimSpace(next) == "" {
+				continue
+			}
+			if len(next)-len(strings.TrimLeft(next, " ")) <= len(m[1]) {
+				break
+			}
+			out = append(out, strings.TrimSpace(next))
+		}
+	}
+	return out
+}
+
+// runCorpusFile applies one rendered corpus MiniCluster in its own namespace and checks it: a
+// command cluster completes with every pod exiting 0 (and rank 0 prints the expected output when
+// the corpus has a test.out.correct); a persistent one has every rank reachable from rank 0.
+func runCorpusFile(t *testing.T, rel string, src, rendered []byte) string {
+	t.Helper()
+	ns := "corpus-" + strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(strings.TrimSuffix(rel, ".yaml")), "-"), "-")
+	if len(ns) > 55 {
+		ns = strings.TrimRight(ns[:55], "-")
+	}
+	ns = namespace(t, ns)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rendered.yaml"), rendered, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	overlayIn(t, dir, ns, rendered, "rendered.yaml")
+	manifests := kustomizeBuild(t, dir)
+	checkNoRemoteImages(t, manifests)
+	instance := metadataName(string(src))
+	size := 1
+	if m := regexp.MustCompile(`(?m)^  size: *(\d+)`).FindStringSubmatch(string(src)); m != nil {
+		size, _ = strconv.Atoi(m[1])
+	}
+	start := time.Now()
+	apply(t, manifests)
+	certificate(t, ns, instance)
+	j := brokerJob(t, ns, instance)
+
+	if regexp.MustCompile(`(?m)^  interactive: *true`).Match(src) {
+		brokersRunning(t, ns, instance, size, runningLimit)
+		ranksReachable(t, ns, instance, j.Metadata.Name, size, rejoinLimit)
+		return fmt.Sprintf("ran: persistent, %d ranks reachable from rank 0 after %.0fs", size, time.Since(start).Seconds())
+	}
+	jobComplete(t, ns, j.Metadata.Name, completeLimit)
+	checkAllExitedZero(t, ns, j.Metadata.Name, size)
+	outcome := fmt.Sprintf("ran: Job complete %d/%d after %.0fs", size, size, time.Since(start).Seconds())
+	expected, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Join(envOr("MINICLUSTER_FN_CORPUS",
+		filepath.Join(suite.repo, "..", "shared", "corpus", "flux-operator-examples")), rel)), "test.out.correct"))
+	if err == nil {
+		log := brokerLog(t, ns, rankPod(t, ns, instance, "0"))
+		for _, line := range strings.Split(strings.TrimSpace(string(expected)), "\n") {
+			if !strings.Contains(log, strings.TrimSpace(line)) {
+				t.Errorf("rank 0's log lacks %q of test.out.correct:\n%s", line, log)
+			}
+		}
+		outcome += ", output as in test.out.correct"
+	}
+	return outcome
+}
+
+var nameField = regexp.MustCompile(`(?m)^metadata:\s*\n(?:\s+.*\n)*?\s+name: *["']?([^"'\s]+)`)
+
+func metadataName(src string) string {
+	if m := nameField.FindStringSubmatch(src); m != nil {
+		return m[1]
+	}
+	return "flux-sample"
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -1,0 +1,161 @@
+package live
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHelloWorld applies examples/hello-world (size 4) through both consumer paths and checks what
+// a user expects: the keygen Job publishes the certificate, 4 brokers run, rank 0 prints the
+// command's output, every pod exits 0 and the Job completes.
+func TestHelloWorld(t *testing.T) {
+	requireImages(t)
+	t.Run("kustomize", func(t *testing.T) {
+		ns := namespace(t, "hello-kustomize")
+		manifests := renderKustomize(t, ns, filepath.Join(suite.repo, "examples", "hello-world"))
+		checkHelloWorld(t, ns, manifests)
+	})
+	t.Run("kpt", func(t *testing.T) {
+		ns := namespace(t, "hello-kpt")
+		checkHelloWorld(t, ns, renderKpt(t, ns))
+	})
+}
+
+// renderKpt runs `kpt fn render` on a copy of examples/kpt (hello-world as a kpt package), then
+// applies the package as rendered: a kustomization over its files swaps the images.
+func renderKpt(t *testing.T, ns string) []byte {
+	t.Helper()
+	// The Kptfile runs ../../bin/minicluster-fn relative to where kpt starts: keep that shape.
+	root := t.TempDir()
+	pkg := filepath.Join(root, "examples", "kpt")
+	if err := os.CopyFS(pkg, os.DirFS(filepath.Join(suite.repo, "examples", "kpt"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(suite.repo, "bin"), filepath.Join(root, "bin")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(pkg, suite.kpt, "fn", "render", "--allow-exec"); err != nil {
+		t.Fatalf("kpt fn render: %v\n%s", err, out)
+	}
+	// What the package holds for the cluster: every file but the local config (Kptfile, the
+	// MiniCluster).
+	var files []string
+	var rendered []byte
+	err := filepath.WalkDir(pkg, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), "config.kubernetes.io/local-config: \"true\"") {
+			return nil
+		}
+		rel, _ := filepath.Rel(pkg, p)
+		files = append(files, rel)
+		rendered = append(append(rendered, b...), "\n---\n"...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(f, "flux-sample/") }) {
+		t.Fatalf("kpt fn render wrote no flux-sample/ objects; package files: %v", files)
+	}
+	overlayIn(t, pkg, ns, rendered, files...)
+	out := kustomizeBuild(t, pkg)
+	checkNoRemoteImages(t, out)
+	return out
+}
+
+func checkHelloWorld(t *testing.T, ns string, manifests []byte) {
+	t.Helper()
+	const instance = "flux-sample"
+	start := time.Now()
+	watch := watchBrokers(ns, instance, 4, start)
+	defer watch.finish()
+	apply(t, manifests)
+	certificate(t, ns, instance)
+	tCert := time.Since(start)
+	j := brokerJob(t, ns, instance)
+	jobComplete(t, ns, j.Metadata.Name, completeLimit)
+	tComplete := time.Since(start)
+	running, ready, seenReady := watch.finish()
+	j = brokerJob(t, ns, instance)
+	if j.Status.Succeeded != 4 {
+		t.Errorf("Job %s: %d succeeded, want 4", j.Metadata.Name, j.Status.Succeeded)
+	}
+	checkAllExitedZero(t, ns, j.Metadata.Name, 4)
+	log := brokerLog(t, ns, rankPod(t, ns, instance, "0"))
+	if !strings.Contains(log, "hello world") {
+		t.Errorf("rank 0's log does not show the command's output %q:\n%s", "hello world", log)
+	}
+	t.Logf("from apply: certificate %.1fs, 4 brokers running %s, %d of 4 seen Ready (joined) by %s, Job complete %.1fs; rank 0 log:\n%s",
+		tCert.Seconds(), seconds(running), seenReady, seconds(ready), tComplete.Seconds(), log)
+}
+
+// TestHelloRanks runs hello-world with a command that shows the instance from rank 0: all 4 brokers
+// joined (flux resource list, flux overlay status) and a job on 4 nodes runs on every pod.
+func TestHelloRanks(t *testing.T) {
+	requireImages(t)
+	const instance = "hello-ranks"
+	ns := namespace(t, "hello-ranks")
+	apply(t, renderKustomize(t, ns, fnDir(t, instance)))
+	certificate(t, ns, instance)
+	j := brokerJob(t, ns, instance)
+	jobComplete(t, ns, j.Metadata.Name, completeLimit)
+	checkAllExitedZero(t, ns, j.Metadata.Name, 4)
+
+	log := brokerLog(t, ns, rankPod(t, ns, instance, "0"))
+	t.Logf("rank 0 log:\n%s", log)
+	resources, overlayStatus, hostnames := section(log, "== flux resource list", "== flux overlay status"),
+		section(log, "== flux overlay status", "== flux run -N4 -n4 hostname"), section(log, "== flux run -N4 -n4 hostname", "")
+
+	// flux resource list: no node down, the node list covers the 4 pods.
+	nodelist := j.Metadata.Name + "-[0-3]"
+	if !strings.Contains(resources, nodelist) {
+		t.Errorf("flux resource list does not show %s:\n%s", nodelist, resources)
+	}
+	for _, line := range strings.Split(resources, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "down" && f[1] != "0" {
+			t.Errorf("flux resource list shows nodes down: %s", line)
+		}
+	}
+	// flux overlay status: one line per rank, "<rank> <host>: full" once that rank and all below it
+	// are connected (seen on the cluster: "0 hello-ranks-<hash>-0: full", then "├─ 1 ...: full").
+	if n := strings.Count(overlayStatus, ": full\n"); n != 4 {
+		t.Errorf("flux overlay status on rank 0 shows %d of 4 ranks full:\n%s", n, overlayStatus)
+	}
+	// flux run -N4 -n4 hostname: one line from each pod.
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(hostnames), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			got = append(got, line)
+		}
+	}
+	slices.Sort(got)
+	var want []string
+	for _, i := range []string{"0", "1", "2", "3"} {
+		want = append(want, j.Metadata.Name+"-"+i)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("flux run -N4 -n4 hostname printed %q, want the 4 pod hostnames %q", got, want)
+	}
+}
+
+// section is the text of log between the line start and the line end ("" = to the end).
+func section(log, start, end string) string {
+	_, after, ok := strings.Cut(log, start+"\n")
+	if !ok {
+		return ""
+	}
+	if end != "" {
+		after, _, _ = strings.Cut(after, end+"\n")
+	}
+	return after
+}

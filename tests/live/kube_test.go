@@ -1,0 +1,271 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// kubectlTimeout bounds every kubectl call: nothing may hang silently.
+const kubectlTimeout = 90 * time.Second
+
+// kube runs kubectl against the live cluster and returns its stdout; stdin may be nil.
+func kube(stdin []byte, args ...string) (string, error) {
+	return kubeEnv(nil, stdin, args...)
+}
+
+// kubeEnv is kube with extra environment variables (KEY=VALUE).
+func kubeEnv(env []string, stdin []byte, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), kubectlTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, suite.kubectl, append([]string{"--kubeconfig", suite.kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// mustKube is kube that fails the test on error.
+func mustKube(t *testing.T, stdin []byte, args ...string) string {
+	t.Helper()
+	out, err := kube(stdin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// namespace creates a fresh namespace for one test and removes it when the test ends, failed or
+// not. A failed test first logs what a user would look at: events, pods, their logs.
+func namespace(t *testing.T, name string) string {
+	t.Helper()
+	ns := "live-" + name
+	if _, err := kube(nil, "get", "namespace", ns); err == nil {
+		// Left by an interrupted run.
+		if _, err := kube(nil, "delete", "namespace", ns, "--wait", "--timeout=120s"); err != nil {
+			t.Fatalf("removing the namespace %s left from an earlier run: %v", ns, err)
+		}
+	}
+	mustKube(t, nil, "create", "namespace", ns)
+	t.Cleanup(func() {
+		if t.Failed() {
+			logDiagnostics(t, ns)
+		}
+		start := time.Now()
+		if _, err := kube(nil, "delete", "namespace", ns, "--wait", "--timeout=120s"); err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		t.Logf("cleanup: namespace %s deleted in %.1fs", ns, time.Since(start).Seconds())
+	})
+	return ns
+}
+
+// logDiagnostics logs the namespace's objects, events and every container's log.
+func logDiagnostics(t *testing.T, ns string) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"get", "all,configmaps", "-o", "wide"},
+		{"get", "events", "--sort-by=.lastTimestamp"},
+	} {
+		out, err := kube(nil, append([]string{"-n", ns}, args...)...)
+		t.Logf("diagnostics: kubectl -n %s %s\n%s%v", ns, strings.Join(args, " "), out, errOrEmpty(err))
+	}
+	var pods podList
+	if err := getJSON(&pods, "-n", ns, "get", "pods"); err != nil {
+		t.Logf("diagnostics: %v", err)
+		return
+	}
+	for _, p := range pods.Items {
+		out, err := kube(nil, "-n", ns, "logs", p.Metadata.Name, "--all-containers", "--prefix", "--tail=60")
+		t.Logf("diagnostics: logs of pod %s (phase %s)\n%s%v", p.Metadata.Name, p.Status.Phase, out, errOrEmpty(err))
+	}
+}
+
+func errOrEmpty(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// getJSON runs kubectl ... -o json and decodes its output into v.
+func getJSON(v any, args ...string) error {
+	out, err := kube(nil, append(args, "-o", "json")...)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal([]byte(out), v)
+}
+
+// waitFor polls check every second until it reports done, for at most limit. On timeout it fails
+// the test with the last state check saw: no wait is silent or unbounded.
+func waitFor(t *testing.T, what string, limit time.Duration, check func() (done bool, state string, err error)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var state string
+	for {
+		done, s, err := check()
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		state = s
+		if done {
+			return time.Since(start)
+		}
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not reached after %s; last state: %s", what, limit, state)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// The parts of Kubernetes objects the tests read.
+type objectMeta struct {
+	Name              string            `json:"name"`
+	UID               string            `json:"uid"`
+	Labels            map[string]string `json:"labels"`
+	Annotations       map[string]string `json:"annotations"`
+	CreationTimestamp time.Time         `json:"creationTimestamp"`
+	DeletionTimestamp *time.Time        `json:"deletionTimestamp"`
+}
+
+type containerStatus struct {
+	Name         string `json:"name"`
+	Ready        bool   `json:"ready"`
+	RestartCount int    `json:"restartCount"`
+	State        struct {
+		Running *struct {
+			StartedAt time.Time `json:"startedAt"`
+		} `json:"running"`
+		Terminated *struct {
+			ExitCode int    `json:"exitCode"`
+			Reason   string `json:"reason"`
+		} `json:"terminated"`
+		Waiting *struct {
+			Reason  string `json:"reason"`
+			Message string `json:"message"`
+		} `json:"waiting"`
+	} `json:"state"`
+}
+
+type pod struct {
+	Metadata objectMeta `json:"metadata"`
+	Spec     struct {
+		Hostname  string `json:"hostname"`
+		Subdomain string `json:"subdomain"`
+	} `json:"spec"`
+	Status struct {
+		Phase                 string            `json:"phase"`
+		PodIP                 string            `json:"podIP"`
+		ContainerStatuses     []containerStatus `json:"containerStatuses"`
+		InitContainerStatuses []containerStatus `json:"initContainerStatuses"`
+		Conditions            []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+type podList struct {
+	Items []pod `json:"items"`
+}
+
+func (p *pod) ready() bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == "Ready" {
+			return c.Status == "True"
+		}
+	}
+	return false
+}
+
+// index is the pod's JOB_COMPLETION_INDEX label ("" for pods outside Indexed Jobs).
+func (p *pod) index() string {
+	return p.Metadata.Labels["batch.kubernetes.io/job-completion-index"]
+}
+
+type job struct {
+	Metadata objectMeta `json:"metadata"`
+	Spec     struct {
+		Completions *int `json:"completions"`
+		Parallelism *int `json:"parallelism"`
+	} `json:"spec"`
+	Status struct {
+		Active     int  `json:"active"`
+		Succeeded  int  `json:"succeeded"`
+		Failed     int  `json:"failed"`
+		Ready      *int `json:"ready"`
+		Conditions []struct {
+			Type    string `json:"type"`
+			Status  string `json:"status"`
+			Reason  string `json:"reason"`
+			Message string `json:"message"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+type jobList struct {
+	Items []job `json:"items"`
+}
+
+// condition returns the status of the Job's condition type ("" when absent) and its message.
+func (j *job) condition(kind string) (string, string) {
+	for _, c := range j.Status.Conditions {
+		if c.Type == kind {
+			return c.Status, c.Reason + ": " + c.Message
+		}
+	}
+	return "", ""
+}
+
+type configMap struct {
+	Metadata objectMeta        `json:"metadata"`
+	Data     map[string]string `json:"data"`
+}
+
+type event struct {
+	Reason         string `json:"reason"`
+	Message        string `json:"message"`
+	Type           string `json:"type"`
+	InvolvedObject struct {
+		Kind string `json:"kind"`
+		Name string `json:"name"`
+	} `json:"involvedObject"`
+}
+
+type eventList struct {
+	Items []event `json:"items"`
+}
+
+// pods lists the namespace's pods with the label selector.
+func pods(t *testing.T, ns, selector string) []pod {
+	t.Helper()
+	var l podList
+	if err := getJSON(&l, "-n", ns, "get", "pods", "-l", selector); err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}
+
+// events lists the namespace's events.
+func events(t *testing.T, ns string) []event {
+	t.Helper()
+	var l eventList
+	if err := getJSON(&l, "-n", ns, "get", "events"); err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}

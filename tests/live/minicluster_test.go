@@ -1,0 +1,190 @@
+package live
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Bounds of the waits. Measured by hand on a loaded 2-core VM: certificate after 4-5 s, broker pods
+// Running after 12-16 s, hello-world Job Complete after 24-36 s (../shared/reference/real-node.md).
+// The limits leave room for CI without letting a stuck cluster hang.
+const (
+	certLimit     = 90 * time.Second
+	runningLimit  = 3 * time.Minute
+	completeLimit = 4 * time.Minute
+)
+
+// certificate waits for the keygen Job to publish <instance>-curve and returns it.
+func certificate(t *testing.T, ns, instance string) configMap {
+	t.Helper()
+	var cm configMap
+	took := waitFor(t, "the keygen Job publishes ConfigMap "+instance+"-curve", certLimit, func() (bool, string, error) {
+		_, err := kube(nil, "-n", ns, "get", "configmap", instance+"-curve")
+		if err != nil {
+			return false, keygenState(t, ns, instance), nil
+		}
+		return true, "", getJSON(&cm, "-n", ns, "get", "configmap", instance+"-curve")
+	})
+	cert := cm.Data["curve.cert"]
+	if !strings.Contains(cert, "public-key") || !strings.Contains(cert, "secret-key") {
+		t.Fatalf("ConfigMap %s-curve has no CURVE certificate in curve.cert: %q", instance, cert)
+	}
+	t.Logf("certificate %s-curve published %.1fs after the wait began", instance, took.Seconds())
+	return cm
+}
+
+func keygenState(t *testing.T, ns, instance string) string {
+	var jobs jobList
+	if err := getJSON(&jobs, "-n", ns, "get", "jobs", "-l", selector(instance, "keygen")); err != nil {
+		return err.Error()
+	}
+	var s []string
+	for _, j := range jobs.Items {
+		s = append(s, fmt.Sprintf("job %s active=%d succeeded=%d failed=%d", j.Metadata.Name, j.Status.Active, j.Status.Succeeded, j.Status.Failed))
+	}
+	return strings.Join(s, "; ") + podsState(t, ns, selector(instance, "keygen"))
+}
+
+// podsState summarizes pods for timeout messages: phase, and why containers wait.
+func podsState(t *testing.T, ns, sel string) string {
+	var l podList
+	if err := getJSON(&l, "-n", ns, "get", "pods", "-l", sel); err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range l.Items {
+		fmt.Fprintf(&b, "; pod %s %s ready=%v", p.Metadata.Name, p.Status.Phase, p.ready())
+		for _, c := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			if w := c.State.Waiting; w != nil {
+				fmt.Fprintf(&b, " %s waiting %s %s", c.Name, w.Reason, w.Message)
+			}
+			if x := c.State.Terminated; x != nil {
+				fmt.Fprintf(&b, " %s exited %d %s", c.Name, x.ExitCode, x.Reason)
+			}
+		}
+	}
+	return b.String()
+}
+
+// brokerJob returns the instance's one broker Job.
+func brokerJob(t *testing.T, ns, instance string) job {
+	t.Helper()
+	var jobs jobList
+	if err := getJSON(&jobs, "-n", ns, "get", "jobs", "-l", selector(instance, "broker")); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 1 {
+		t.Fatalf("want 1 broker Job of %s, have %d", instance, len(jobs.Items))
+	}
+	return jobs.Items[0]
+}
+
+// brokersRunning waits until size broker pods run (all containers started) and returns them.
+func brokersRunning(t *testing.T, ns, instance string, size int, limit time.Duration) []pod {
+	t.Helper()
+	var running []pod
+	sel := selector(instance, "broker")
+	took := waitFor(t, fmt.Sprintf("%d broker pods of %s running", size, instance), limit, func() (bool, string, error) {
+		running = running[:0]
+		for _, p := range pods(t, ns, sel) {
+			if p.Status.Phase == "Running" && p.Metadata.DeletionTimestamp == nil {
+				running = append(running, p)
+			}
+		}
+		return len(running) == size, podsState(t, ns, sel), nil
+	})
+	t.Logf("%d broker pods running after %.1fs", size, took.Seconds())
+	return running
+}
+
+// brokersReady waits until size broker pods are Ready: their readiness probe asks the local broker
+// whether it has joined the instance.
+func brokersReady(t *testing.T, ns, instance string, size int, limit time.Duration) []pod {
+	t.Helper()
+	var ready []pod
+	sel := selector(instance, "broker")
+	took := waitFor(t, fmt.Sprintf("%d broker pods of %s Ready", size, instance), limit, func() (bool, string, error) {
+		ready = ready[:0]
+		for _, p := range pods(t, ns, sel) {
+			if p.ready() && p.Metadata.DeletionTimestamp == nil {
+				ready = append(ready, p)
+			}
+		}
+		return len(ready) == size, podsState(t, ns, sel), nil
+	})
+	t.Logf("%d broker pods Ready after %.1fs", size, took.Seconds())
+	return ready
+}
+
+// jobComplete waits for the Job's Complete condition; a Failed condition ends the wait at once.
+func jobComplete(t *testing.T, ns, name string, limit time.Duration) job {
+	t.Helper()
+	var j job
+	took := waitFor(t, "Job "+name+" complete", limit, func() (bool, string, error) {
+		if err := getJSON(&j, "-n", ns, "get", "job", name); err != nil {
+			return false, "", err
+		}
+		if s, why := j.condition("Failed"); s == "True" {
+			return false, "", fmt.Errorf("Job %s failed: %s", name, why)
+		}
+		s, _ := j.condition("Complete")
+		return s == "True", fmt.Sprintf("active=%d succeeded=%d failed=%d%s", j.Status.Active, j.Status.Succeeded, j.Status.Failed,
+			podsState(t, ns, "batch.kubernetes.io/job-name="+name)), nil
+	})
+	t.Logf("Job %s complete after %.1fs", name, took.Seconds())
+	return j
+}
+
+// rankPod returns the broker pod with the completion index.
+func rankPod(t *testing.T, ns, instance, index string) pod {
+	t.Helper()
+	for _, p := range pods(t, ns, selector(instance, "broker")) {
+		if p.index() == index && p.Metadata.DeletionTimestamp == nil {
+			return p
+		}
+	}
+	t.Fatalf("no broker pod with index %s", index)
+	return pod{}
+}
+
+// brokerLog is the log of the pod's broker container (the first container: the application's).
+func brokerLog(t *testing.T, ns string, p pod) string {
+	t.Helper()
+	return mustKube(t, nil, "-n", ns, "logs", p.Metadata.Name, "-c", p.Status.ContainerStatuses[0].Name)
+}
+
+// fluxOnRank0 runs a flux command in rank 0's broker container, connected to the instance the way
+// the generated flux-connect.sh does (the view's environment, then the broker's local socket).
+func fluxOnRank0(t *testing.T, ns, instance, fluxArgs string) (string, error) {
+	t.Helper()
+	p := rankPod(t, ns, instance, "0")
+	script := `. /mnt/flux/flux-view.sh && flux proxy "$fluxsocket" ` + fluxArgs
+	return kube(nil, "-n", ns, "exec", p.Metadata.Name, "-c", p.Status.ContainerStatuses[0].Name, "--", "bash", "-c", script)
+}
+
+// checkAllExitedZero: every container of every pod of the Job ended with status 0.
+func checkAllExitedZero(t *testing.T, ns, jobName string, want int) {
+	t.Helper()
+	ps := pods(t, ns, "batch.kubernetes.io/job-name="+jobName)
+	succeeded := 0
+	for _, p := range ps {
+		for _, c := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			x := c.State.Terminated
+			if x == nil {
+				t.Errorf("pod %s container %s has not exited", p.Metadata.Name, c.Name)
+				continue
+			}
+			if x.ExitCode != 0 {
+				t.Errorf("pod %s container %s exited %d (%s)", p.Metadata.Name, c.Name, x.ExitCode, x.Reason)
+			}
+		}
+		if p.Status.Phase == "Succeeded" {
+			succeeded++
+		}
+	}
+	if succeeded != want {
+		t.Errorf("%d pods of Job %s succeeded, want %d", succeeded, jobName, want)
+	}
+}
