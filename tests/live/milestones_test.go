@@ -15,6 +15,7 @@ type brokerMilestones struct {
 	mu         sync.Mutex
 	allRunning time.Duration
 	firstReady map[string]time.Duration // pod name -> first seen Ready
+	stopOnce   sync.Once
 	stop       chan struct{}
 	done       chan struct{}
 }
@@ -53,10 +54,12 @@ func watchBrokers(ns, instance string, size int, start time.Time) *brokerMilesto
 }
 
 // finish stops the watch and returns the figures: all running, all seen Ready (0 = not observed),
-// and how many pods were seen Ready.
+// and how many pods were seen Ready. It may be called again (a deferred call on failure paths).
 func (m *brokerMilestones) finish() (allRunning, allReady time.Duration, seenReady int) {
-	close(m.stop)
+	m.stopOnce.Do(func() { close(m.stop) })
 	<-m.done
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	for _, d := range m.firstReady {
 		allReady = max(allReady, d)
 	}
