@@ -39,7 +39,7 @@ func TestEditCommand(t *testing.T) {
 		t.Fatalf("the edited command kept the Job name %s", first.Metadata.Name)
 	}
 	var after configMap
-	if err := getJSON(&after, "-n", ns, "get", "configmap", instance+"-curve"); err != nil {
+	if err := getJSON(&after, "-n", ns, "get", "configmap", certConfigMap(instance)); err != nil {
 		t.Fatalf("the certificate did not survive the edit: %v", err)
 	}
 	if after.Metadata.UID != cert.Metadata.UID || after.Data["curve.cert"] != cert.Data["curve.cert"] {

@@ -73,7 +73,7 @@ func TestPersistent(t *testing.T) {
 	})
 
 	t.Run("delete the certificate ConfigMap", func(t *testing.T) {
-		mustKube(t, nil, "-n", ns, "delete", "configmap", instance+"-curve")
+		mustKube(t, nil, "-n", ns, "delete", "configmap", certConfigMap(instance))
 		// Running brokers keep the certificate they copied at start.
 		ranksReachable(t, ns, instance, jobName, 2, 30*time.Second)
 		// A broker pod made now cannot start: the reason must be where a user looks.
@@ -82,7 +82,7 @@ func TestPersistent(t *testing.T) {
 		var found string
 		waitFor(t, "an event telling why the new rank 1 pod cannot start", 2*time.Minute, func() (bool, string, error) {
 			for _, e := range events(t, ns) {
-				if e.Reason == "FailedMount" && strings.Contains(e.Message, instance+"-curve") {
+				if e.Reason == "FailedMount" && strings.Contains(e.Message, certConfigMap(instance)) {
 					found = e.InvolvedObject.Name + ": " + e.Message
 					return true, "", nil
 				}

@@ -16,22 +16,27 @@ const (
 	completeLimit = 4 * time.Minute
 )
 
-// certificate waits for the keygen Job to publish <instance>-curve and returns it.
+// certConfigMap is the name of the certificate ConfigMap that the keygen Job publishes: the name of
+// the headless Service that owns it, which is the instance's name unless network.headlessName is set
+// (none of these tests set it).
+func certConfigMap(instance string) string { return instance }
+
+// certificate waits for the keygen Job to publish certConfigMap(instance) and returns it.
 func certificate(t *testing.T, ns, instance string) configMap {
 	t.Helper()
 	var cm configMap
-	took := waitFor(t, "the keygen Job publishes ConfigMap "+instance+"-curve", certLimit, func() (bool, string, error) {
-		_, err := kube(nil, "-n", ns, "get", "configmap", instance+"-curve")
+	took := waitFor(t, "the keygen Job publishes ConfigMap "+certConfigMap(instance), certLimit, func() (bool, string, error) {
+		_, err := kube(nil, "-n", ns, "get", "configmap", certConfigMap(instance))
 		if err != nil {
 			return false, keygenState(t, ns, instance), nil
 		}
-		return true, "", getJSON(&cm, "-n", ns, "get", "configmap", instance+"-curve")
+		return true, "", getJSON(&cm, "-n", ns, "get", "configmap", certConfigMap(instance))
 	})
 	cert := cm.Data["curve.cert"]
 	if !strings.Contains(cert, "public-key") || !strings.Contains(cert, "secret-key") {
 		t.Fatalf("ConfigMap %s-curve has no CURVE certificate in curve.cert: %q", instance, cert)
 	}
-	t.Logf("certificate %s-curve published %.1fs after the wait began", instance, took.Seconds())
+	t.Logf("certificate ConfigMap %s published %.1fs after the wait began", certConfigMap(instance), took.Seconds())
 	return cm
 }
 
