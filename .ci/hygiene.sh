@@ -19,32 +19,9 @@ while read -r _ object _ path; do
   fi
 done < <(git ls-files --stage)
 
-# tests/operator/oracle builds against the operator's source, which ../shared/vendor holds and which
-# must not be committed: its go.mod replaces the operator with ./flux-operator, so it is checked in
-# a scratch copy with the source unpacked there, as the operator-diff test builds it.
-oracle_tarball=../shared/vendor/flux-operator-0d75cef8.tar.gz
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-
-tidy_diff() {
-  local dir=$1
-  if [ "$dir" = tests/operator/oracle ]; then
-    if [ ! -f "$oracle_tarball" ]; then
-      echo "hygiene: SKIPPED go mod tidy in $dir: $oracle_tarball is missing" >&2
-      return 0
-    fi
-    cp -r "$dir" "$scratch/oracle"
-    mkdir "$scratch/oracle/flux-operator"
-    tar -xzf "$oracle_tarball" -C "$scratch/oracle/flux-operator" --strip-components=1
-    (cd "$scratch/oracle" && go mod tidy -diff 2>&1)
-    return
-  fi
-  (cd "$dir" && go mod tidy -diff 2>&1)
-}
-
 while IFS= read -r -d '' gomod; do
   dir=$(dirname "$gomod")
-  if ! diff=$(tidy_diff "$dir"); then
+  if ! diff=$(cd "$dir" && go mod tidy -diff 2>&1); then
     echo "hygiene: go mod tidy would change $dir (run: cd $dir && go mod tidy):" >&2
     printf '%s\n' "$diff" >&2
     failed=1

@@ -46,7 +46,7 @@ var (
 )
 
 // oracle returns the operator-oracle binary and the operator's CRD. The binary is built once per
-// content of the tarball and of ./oracle, in a scratch copy under the build cache
+// content of the tarball and of testdata/oracle, in a scratch copy under the build cache
 // (${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/operator-oracle-<hash>), never in the checkout.
 func oracle(t testing.TB) (bin, crd string) {
 	t.Helper()
@@ -60,9 +60,13 @@ func oracle(t testing.TB) (bin, crd string) {
 
 func buildOracle(root, shared string) (string, string, error) {
 	tarball := filepath.Join(shared, "vendor", operatorTarball)
+	// The oracle's module files are kept under testdata with other names: as a go.mod in the
+	// checkout, the module would name ./flux-operator, which exists only in the scratch copy, and no
+	// go command could run on it there. The scratch copy gets their real names.
+	moduleFiles := map[string]string{"go.mod.src": "go.mod", "go.sum.src": "go.sum", "main.go": "main.go"}
 	sources := []string{tarball}
-	for _, f := range []string{"go.mod", "go.sum", "main.go"} {
-		sources = append(sources, filepath.Join(root, "tests", "operator", "oracle", f))
+	for _, f := range []string{"go.mod.src", "go.sum.src", "main.go"} {
+		sources = append(sources, filepath.Join(root, "tests", "operator", "testdata", "oracle", f))
 	}
 	h := sha256.New()
 	for _, f := range sources {
@@ -99,7 +103,7 @@ func buildOracle(root, shared string) (string, string, error) {
 		if err != nil {
 			return "", "", err
 		}
-		if err := os.WriteFile(filepath.Join(scratch, filepath.Base(f)), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(scratch, moduleFiles[filepath.Base(f)]), data, 0o644); err != nil {
 			return "", "", err
 		}
 	}
@@ -109,6 +113,8 @@ func buildOracle(root, shared string) (string, string, error) {
 	}
 	steps := [][]string{
 		{"tar", "-xzf", tarball, "-C", src, "--strip-components=1"},
+		// The module is tidy only here, with the operator's source in place.
+		{"go", "mod", "tidy", "-diff"},
 		// The operator's stub keygen stays: certificates are compared by shape (no cgo, no CZMQ).
 		{"go", "build", "-o", "operator-oracle", "."},
 	}
