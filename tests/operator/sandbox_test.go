@@ -25,19 +25,22 @@ const testCert = "#   ZeroMQ CURVE **Secret** Certificate\nmetadata\n    name = 
 var hookNames = []string{"init", "pre", "post", "brokerPre", "workerPre", "servicePre"}
 
 // sandboxRun is what one script did: exit code, the flux calls (argv), the environment at
-// flux start, and its output. (The files written are not compared yet.)
+// flux start, its output and the files it created, changed or removed.
 type sandboxRun struct {
 	code     int
 	calls    [][]string
 	startEnv map[string]string
 	output   string
+	files    map[string]*fileState // nil: removed
 }
 
 // runSandboxed runs the init script and then the broker script of one pod in private mount, PID,
 // network and UTS namespaces (unshare), with tmpfs over /mnt, /tmp and /opt: the view image's flux
 // is a stub that logs its argv (and its environment at flux start), the ConfigMap is under
 // /opt/flux_operator (both sides' scripts are rewritten the same way, as /flux_operator cannot be
-// created without touching the host's root).
+// created without touching the host's root). The host's root is remounted read-only inside the
+// sandbox, so /mnt, /tmp and /opt are where the scripts can write: they are recorded (tar)
+// before the init script and after the broker script.
 func runSandboxed(t *testing.T, scripts map[string]string, initKey, brokerKey, hostname string, env []string) sandboxRun {
 	t.Helper()
 	dir := t.TempDir()
@@ -72,12 +75,18 @@ STUB
 chmod +x /opt/views/._view/h4sh/bin/flux
 # With flux.container.disable the application image brings flux: the stub is on PATH too.
 mkdir -p /opt/bin && cp /opt/views/._view/h4sh/bin/flux /opt/bin/flux
+# The view image: /opt/view links to the view, /opt/software holds what it brings along.
+ln -s /opt/views/._view/h4sh /opt/view
+mkdir -p /opt/software/share && echo sandbox > /opt/software/share/README
+tar --numeric-owner -C / --exclude=opt/sandbox --exclude=opt/log -cf /opt/sandbox/before.tar mnt tmp opt
+mount -o remount,bind,ro /
 set +e
 cd /tmp
 /bin/bash /opt/flux_operator/"$SANDBOX_INIT" > /opt/log/init.out 2>&1 || { echo "init exit $?" >> /opt/log/init.out; }
 timeout 60 /bin/bash /opt/flux_operator/"$SANDBOX_BROKER" > /opt/log/broker.out 2>&1
 echo $? > /opt/log/code
 cd /
+tar --numeric-owner -C / --exclude=opt/sandbox --exclude=opt/log -cf /opt/sandbox/after.tar mnt tmp opt
 cp -R /opt/log/. /opt/sandbox/log/
 `
 	if err := os.Mkdir(filepath.Join(dir, "log"), 0o755); err != nil {
@@ -107,6 +116,15 @@ cp -R /opt/log/. /opt/sandbox/log/
 		}
 	}
 	res.output = read("init.out") + read("broker.out")
+	before, err := readTree(filepath.Join(dir, "before.tar"))
+	if err != nil {
+		t.Fatalf("sandbox: %v\n%s", err, out.String())
+	}
+	after, err := readTree(filepath.Join(dir, "after.tar"))
+	if err != nil {
+		t.Fatalf("sandbox: %v\n%s", err, out.String())
+	}
+	res.files = writtenFiles(before, after)
 	return res
 }
 
@@ -190,7 +208,13 @@ func TestScriptsBehave(t *testing.T) {
 			t.Errorf("%s is not listed in the differences from the operator", id)
 		}
 	}
+	for _, ru := range fileRules {
+		if ru.kind != equivalent && !strings.Contains(docs, "`"+ru.id+"`") {
+			t.Errorf("rule %s (%s) of the files written is not listed in the differences from the operator", ru.id, ru.kind)
+		}
+	}
 	counts := map[string]int{}
+	files := fileTally{byKind: map[kind]int{}, byRule: map[string]int{}}
 	for _, in := range inputs(t) {
 		if _, refused := refusedByUs[in.label]; refused {
 			continue
@@ -220,6 +244,7 @@ func TestScriptsBehave(t *testing.T) {
 				ourRun := runSandboxed(t, ourScripts, "flux-init.sh", brokerKey(ourScripts), fmt.Sprintf("%s-%d", job, index),
 					[]string{fmt.Sprintf("JOB_COMPLETION_INDEX=%d", index), fmt.Sprintf("HOSTNAME=%s-%d", job, index)})
 				compareRuns(t, counts, index, name, job, opRun, ourRun)
+				compareFiles(t, &files, index, name, job, opRun, ourRun)
 			}
 		})
 	}
@@ -230,6 +255,10 @@ func TestScriptsBehave(t *testing.T) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		t.Logf("%s: %d", k, counts[k])
+	}
+	t.Log(files)
+	for _, id := range sortedKeys(files.byRule) {
+		t.Logf("files written, %s: %d", id, files.byRule[id])
 	}
 }
 
