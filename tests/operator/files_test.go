@@ -31,7 +31,11 @@ func (f *fileState) String() string {
 	if f == nil {
 		return absent
 	}
-	return fmt.Sprintf("type %c mode %04o owner %d:%d", f.typ, f.mode, f.uid, f.gid)
+	typ := map[byte]string{tar.TypeReg: "file", tar.TypeDir: "directory", tar.TypeSymlink: "symlink"}[f.typ]
+	if typ == "" {
+		typ = fmt.Sprintf("tar type %q", f.typ)
+	}
+	return fmt.Sprintf("%s, mode %04o, owner %d:%d", typ, f.mode, f.uid, f.gid)
 }
 
 // readTree reads a tar of the sandbox's writable trees (mnt, tmp, opt) into absolute paths.
