@@ -120,6 +120,11 @@ func fr(id string, k kind, path, aspect string, value func(d fileDiff) bool) fil
 func onlyOperator(d fileDiff) bool { return d.ours == absent }
 func onlyOurs(d fileDiff) bool     { return d.operator == absent }
 
+// ownedByNonRoot: an entry (fileState.String) that a user other than root owns.
+func ownedByNonRoot(entry string) bool {
+	return entry != absent && !strings.HasSuffix(entry, "owner 0:0")
+}
+
 // emptyEntryFirst: the operator's search path is ours with an empty first entry (":...").
 func emptyEntryFirst(d fileDiff) bool { return d.operator == ":"+d.ours }
 
@@ -139,6 +144,16 @@ var fileRules = []fileRule{
 		return ok && !strings.Contains(lead, "[") && rest == d.operator
 	}),
 	fr("E-blank-lines", equivalent, `/tmp/flux-job\.batch`, `content blank lines`, nil),
+	// A broker container with runAsUser: the operator's broker script cannot write the
+	// certificate and R into the config tree its (root) init container made; ours' init
+	// container hands those directories to the broker's user.
+	fr("F-non-root-broker", bugFixed, `.*/config/(?:curve|run|run/flux|var/lib/flux|etc/flux/system(?:/.*)?)`, `owner`, func(d fileDiff) bool {
+		return d.operator == "0:0" && d.ours != "0:0"
+	}),
+	fr("F-non-root-broker", bugFixed, `.*/config/(?:curve|curve/curve\.cert|etc/flux/system/R)`, `exists`, func(d fileDiff) bool {
+		return onlyOurs(d) && ownedByNonRoot(d.ours)
+	}),
+	fr("F-non-root-broker", bugFixed, `/tmp/R`, `exists`, func(d fileDiff) bool { return onlyOperator(d) && ownedByNonRoot(d.operator) }),
 	// The operator's init script creates config/etc/curve, which nothing uses (the certificate
 	// is copied to config/curve).
 	fr("F-unused-curve-dir", bugFixed, `.*/config/etc/curve`, `exists`, onlyOperator),

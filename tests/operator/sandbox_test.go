@@ -56,12 +56,26 @@ mount -t tmpfs tmpfs /mnt; mount -t tmpfs tmpfs /opt
 mkdir -p /opt/sandbox && mount --bind "$SANDBOX_DIR" /opt/sandbox
 mount -t tmpfs tmpfs /tmp
 mkdir -p /mnt/flux /opt/flux_operator /opt/flux_operator_curve /opt/views/._view/h4sh/bin /opt/log /tmp/home
+# The shared volume is an emptyDir: kubelet creates it mode 0777.
+chmod 0777 /mnt/flux
 # The view image's python (both scripts look for lib/python3*; set -e stops on its absence).
 mkdir -p /opt/views/._view/h4sh/lib/python3.11/site-packages && touch /opt/views/._view/h4sh/bin/python3.11 /opt/views/._view/h4sh/lib/libpython3.11.so.1.0
 cp -R /opt/sandbox/. /opt/flux_operator/ && rm -rf /opt/flux_operator/log
 printf '%s' "$SANDBOX_CERT" > /opt/flux_operator/curve.cert
 printf '%s' "$SANDBOX_CERT" > /opt/flux_operator_curve/curve.cert
 chmod 0400 /opt/flux_operator_curve/curve.cert
+# The broker container's runAsUser:runAsGroup, and the pod's fsGroup: kubelet gives that group
+# read access to the certificate's volume and adds it to the container's groups.
+broker_as=()
+if [[ -n "${SANDBOX_BROKER_USER:-}" ]]; then
+  groups="${SANDBOX_BROKER_USER#*:}"
+  if [[ -n "${SANDBOX_FSGROUP:-}" ]]; then
+    chgrp "$SANDBOX_FSGROUP" /opt/flux_operator_curve/curve.cert && chmod 0440 /opt/flux_operator_curve/curve.cert
+    groups="${groups},${SANDBOX_FSGROUP}"
+  fi
+  chmod 0777 /opt/log /tmp/home
+  broker_as=(setpriv --reuid="${SANDBOX_BROKER_USER%:*}" --regid="${SANDBOX_BROKER_USER#*:}" --groups="${groups}")
+fi
 printf '127.0.0.1 localhost\n10.0.0.7 %s.%s %s\n' "$SANDBOX_HOST" "$SANDBOX_DOMAIN" "$SANDBOX_HOST" > /tmp/hosts
 mount --bind /tmp/hosts /etc/hosts
 hostname "$SANDBOX_HOST"
@@ -83,7 +97,7 @@ mount -o remount,bind,ro /
 set +e
 cd /tmp
 /bin/bash /opt/flux_operator/"$SANDBOX_INIT" > /opt/log/init.out 2>&1 || { echo "init exit $?" >> /opt/log/init.out; }
-timeout 60 /bin/bash /opt/flux_operator/"$SANDBOX_BROKER" > /opt/log/broker.out 2>&1
+timeout 60 "${broker_as[@]}" /bin/bash /opt/flux_operator/"$SANDBOX_BROKER" > /opt/log/broker.out 2>&1
 echo $? > /opt/log/code
 cd /
 tar --numeric-owner -C / --exclude=opt/sandbox --exclude=opt/log -cf /opt/sandbox/after.tar mnt tmp opt
@@ -239,10 +253,11 @@ func TestScriptsBehave(t *testing.T) {
 					job = o.name()
 				}
 			}
+			user := brokerUser(t, marked)
 			for _, index := range []int{0, 1} {
-				opRun := runSandboxed(t, opScripts, "flux-init.sh", "wait-0.sh", fmt.Sprintf("%s-%d", name, index), nil)
+				opRun := runSandboxed(t, opScripts, "flux-init.sh", "wait-0.sh", fmt.Sprintf("%s-%d", name, index), user)
 				ourRun := runSandboxed(t, ourScripts, "flux-init.sh", brokerKey(ourScripts), fmt.Sprintf("%s-%d", job, index),
-					[]string{fmt.Sprintf("JOB_COMPLETION_INDEX=%d", index), fmt.Sprintf("HOSTNAME=%s-%d", job, index)})
+					append([]string{fmt.Sprintf("JOB_COMPLETION_INDEX=%d", index), fmt.Sprintf("HOSTNAME=%s-%d", job, index)}, user...))
 				compareRuns(t, counts, index, name, job, opRun, ourRun)
 				compareFiles(t, &files, index, name, job, opRun, ourRun)
 			}
@@ -260,6 +275,50 @@ func TestScriptsBehave(t *testing.T) {
 	for _, id := range sortedKeys(files.byRule) {
 		t.Logf("files written, %s: %d", id, files.byRule[id])
 	}
+}
+
+// brokerUser is the sandbox's environment for a broker container (containers[0]) that runs as
+// another user than root: SANDBOX_BROKER_USER=uid:gid and SANDBOX_FSGROUP (the pod's fsGroup).
+func brokerUser(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mc struct {
+		Spec struct {
+			Pod struct {
+				SecurityContext struct {
+					FSGroup *int64 `json:"fsGroup"`
+				} `json:"securityContext"`
+			} `json:"pod"`
+			Containers []struct {
+				SecurityContext struct {
+					RunAsUser  *int64 `json:"runAsUser"`
+					RunAsGroup *int64 `json:"runAsGroup"`
+				} `json:"securityContext"`
+			} `json:"containers"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(data, &mc); err != nil {
+		t.Fatal(err)
+	}
+	if len(mc.Spec.Containers) == 0 {
+		return nil
+	}
+	sc := mc.Spec.Containers[0].SecurityContext
+	if sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+		return nil
+	}
+	gid := *sc.RunAsUser
+	if sc.RunAsGroup != nil {
+		gid = *sc.RunAsGroup
+	}
+	env := []string{fmt.Sprintf("SANDBOX_BROKER_USER=%d:%d", *sc.RunAsUser, gid)}
+	if fs := mc.Spec.Pod.SecurityContext.FSGroup; fs != nil {
+		env = append(env, fmt.Sprintf("SANDBOX_FSGROUP=%d", *fs))
+	}
+	return env
 }
 
 func brokerKey(scripts map[string]string) string {
