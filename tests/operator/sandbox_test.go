@@ -25,19 +25,22 @@ const testCert = "#   ZeroMQ CURVE **Secret** Certificate\nmetadata\n    name = 
 var hookNames = []string{"init", "pre", "post", "brokerPre", "workerPre", "servicePre"}
 
 // sandboxRun is what one script did: exit code, the flux calls (argv), the environment at
-// flux start, and its output. (The files written are not compared yet.)
+// flux start, its output and the files it created, changed or removed.
 type sandboxRun struct {
 	code     int
 	calls    [][]string
 	startEnv map[string]string
 	output   string
+	files    map[string]*fileState // nil: removed
 }
 
 // runSandboxed runs the init script and then the broker script of one pod in private mount, PID,
 // network and UTS namespaces (unshare), with tmpfs over /mnt, /tmp and /opt: the view image's flux
 // is a stub that logs its argv (and its environment at flux start), the ConfigMap is under
 // /opt/flux_operator (both sides' scripts are rewritten the same way, as /flux_operator cannot be
-// created without touching the host's root).
+// created without touching the host's root). The host's root is remounted read-only inside the
+// sandbox, so /mnt, /tmp and /opt are where the scripts can write: they are recorded (tar)
+// before the init script and after the broker script.
 func runSandboxed(t *testing.T, scripts map[string]string, initKey, brokerKey, hostname string, env []string) sandboxRun {
 	t.Helper()
 	dir := t.TempDir()
@@ -53,12 +56,26 @@ mount -t tmpfs tmpfs /mnt; mount -t tmpfs tmpfs /opt
 mkdir -p /opt/sandbox && mount --bind "$SANDBOX_DIR" /opt/sandbox
 mount -t tmpfs tmpfs /tmp
 mkdir -p /mnt/flux /opt/flux_operator /opt/flux_operator_curve /opt/views/._view/h4sh/bin /opt/log /tmp/home
+# The shared volume is an emptyDir: kubelet creates it mode 0777.
+chmod 0777 /mnt/flux
 # The view image's python (both scripts look for lib/python3*; set -e stops on its absence).
 mkdir -p /opt/views/._view/h4sh/lib/python3.11/site-packages && touch /opt/views/._view/h4sh/bin/python3.11 /opt/views/._view/h4sh/lib/libpython3.11.so.1.0
 cp -R /opt/sandbox/. /opt/flux_operator/ && rm -rf /opt/flux_operator/log
 printf '%s' "$SANDBOX_CERT" > /opt/flux_operator/curve.cert
 printf '%s' "$SANDBOX_CERT" > /opt/flux_operator_curve/curve.cert
 chmod 0400 /opt/flux_operator_curve/curve.cert
+# The broker container's runAsUser:runAsGroup, and the pod's fsGroup: kubelet gives that group
+# read access to the certificate's volume and adds it to the container's groups.
+broker_as=()
+if [[ -n "${SANDBOX_BROKER_USER:-}" ]]; then
+  groups="${SANDBOX_BROKER_USER#*:}"
+  if [[ -n "${SANDBOX_FSGROUP:-}" ]]; then
+    chgrp "$SANDBOX_FSGROUP" /opt/flux_operator_curve/curve.cert && chmod 0440 /opt/flux_operator_curve/curve.cert
+    groups="${groups},${SANDBOX_FSGROUP}"
+  fi
+  chmod 0777 /opt/log /tmp/home
+  broker_as=(setpriv --reuid="${SANDBOX_BROKER_USER%:*}" --regid="${SANDBOX_BROKER_USER#*:}" --groups="${groups}")
+fi
 printf '127.0.0.1 localhost\n10.0.0.7 %s.%s %s\n' "$SANDBOX_HOST" "$SANDBOX_DOMAIN" "$SANDBOX_HOST" > /tmp/hosts
 mount --bind /tmp/hosts /etc/hosts
 hostname "$SANDBOX_HOST"
@@ -72,12 +89,18 @@ STUB
 chmod +x /opt/views/._view/h4sh/bin/flux
 # With flux.container.disable the application image brings flux: the stub is on PATH too.
 mkdir -p /opt/bin && cp /opt/views/._view/h4sh/bin/flux /opt/bin/flux
+# The view image: /opt/view links to the view, /opt/software holds what it brings along.
+ln -s /opt/views/._view/h4sh /opt/view
+mkdir -p /opt/software/share && echo sandbox > /opt/software/share/README
+tar --numeric-owner -C / --exclude=opt/sandbox --exclude=opt/log -cf /opt/sandbox/before.tar mnt tmp opt
+mount -o remount,bind,ro /
 set +e
 cd /tmp
 /bin/bash /opt/flux_operator/"$SANDBOX_INIT" > /opt/log/init.out 2>&1 || { echo "init exit $?" >> /opt/log/init.out; }
-timeout 60 /bin/bash /opt/flux_operator/"$SANDBOX_BROKER" > /opt/log/broker.out 2>&1
+timeout 60 "${broker_as[@]}" /bin/bash /opt/flux_operator/"$SANDBOX_BROKER" > /opt/log/broker.out 2>&1
 echo $? > /opt/log/code
 cd /
+tar --numeric-owner -C / --exclude=opt/sandbox --exclude=opt/log -cf /opt/sandbox/after.tar mnt tmp opt
 cp -R /opt/log/. /opt/sandbox/log/
 `
 	if err := os.Mkdir(filepath.Join(dir, "log"), 0o755); err != nil {
@@ -107,6 +130,15 @@ cp -R /opt/log/. /opt/sandbox/log/
 		}
 	}
 	res.output = read("init.out") + read("broker.out")
+	before, err := readTree(filepath.Join(dir, "before.tar"))
+	if err != nil {
+		t.Fatalf("sandbox: %v\n%s", err, out.String())
+	}
+	after, err := readTree(filepath.Join(dir, "after.tar"))
+	if err != nil {
+		t.Fatalf("sandbox: %v\n%s", err, out.String())
+	}
+	res.files = writtenFiles(before, after)
 	return res
 }
 
@@ -190,7 +222,13 @@ func TestScriptsBehave(t *testing.T) {
 			t.Errorf("%s is not listed in the differences from the operator", id)
 		}
 	}
+	for _, ru := range fileRules {
+		if ru.kind != equivalent && !strings.Contains(docs, "`"+ru.id+"`") {
+			t.Errorf("rule %s (%s) of the files written is not listed in the differences from the operator", ru.id, ru.kind)
+		}
+	}
 	counts := map[string]int{}
+	files := fileTally{byKind: map[kind]int{}, byRule: map[string]int{}}
 	for _, in := range inputs(t) {
 		if _, refused := refusedByUs[in.label]; refused {
 			continue
@@ -215,11 +253,13 @@ func TestScriptsBehave(t *testing.T) {
 					job = o.name()
 				}
 			}
+			user := brokerUser(t, marked)
 			for _, index := range []int{0, 1} {
-				opRun := runSandboxed(t, opScripts, "flux-init.sh", "wait-0.sh", fmt.Sprintf("%s-%d", name, index), nil)
+				opRun := runSandboxed(t, opScripts, "flux-init.sh", "wait-0.sh", fmt.Sprintf("%s-%d", name, index), user)
 				ourRun := runSandboxed(t, ourScripts, "flux-init.sh", brokerKey(ourScripts), fmt.Sprintf("%s-%d", job, index),
-					[]string{fmt.Sprintf("JOB_COMPLETION_INDEX=%d", index), fmt.Sprintf("HOSTNAME=%s-%d", job, index)})
+					append([]string{fmt.Sprintf("JOB_COMPLETION_INDEX=%d", index), fmt.Sprintf("HOSTNAME=%s-%d", job, index)}, user...))
 				compareRuns(t, counts, index, name, job, opRun, ourRun)
+				compareFiles(t, &files, index, name, job, opRun, ourRun)
 			}
 		})
 	}
@@ -231,6 +271,54 @@ func TestScriptsBehave(t *testing.T) {
 	for _, k := range keys {
 		t.Logf("%s: %d", k, counts[k])
 	}
+	t.Log(files)
+	for _, id := range sortedKeys(files.byRule) {
+		t.Logf("files written, %s: %d", id, files.byRule[id])
+	}
+}
+
+// brokerUser is the sandbox's environment for a broker container (containers[0]) that runs as
+// another user than root: SANDBOX_BROKER_USER=uid:gid and SANDBOX_FSGROUP (the pod's fsGroup).
+func brokerUser(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mc struct {
+		Spec struct {
+			Pod struct {
+				SecurityContext struct {
+					FSGroup *int64 `json:"fsGroup"`
+				} `json:"securityContext"`
+			} `json:"pod"`
+			Containers []struct {
+				SecurityContext struct {
+					RunAsUser  *int64 `json:"runAsUser"`
+					RunAsGroup *int64 `json:"runAsGroup"`
+				} `json:"securityContext"`
+			} `json:"containers"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(data, &mc); err != nil {
+		t.Fatal(err)
+	}
+	if len(mc.Spec.Containers) == 0 {
+		return nil
+	}
+	sc := mc.Spec.Containers[0].SecurityContext
+	if sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+		return nil
+	}
+	gid := *sc.RunAsUser
+	if sc.RunAsGroup != nil {
+		gid = *sc.RunAsGroup
+	}
+	env := []string{fmt.Sprintf("SANDBOX_BROKER_USER=%d:%d", *sc.RunAsUser, gid)}
+	if fs := mc.Spec.Pod.SecurityContext.FSGroup; fs != nil {
+		env = append(env, fmt.Sprintf("SANDBOX_FSGROUP=%d", *fs))
+	}
+	return env
 }
 
 func brokerKey(scripts map[string]string) string {
