@@ -16,7 +16,7 @@ export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
 .PHONY: all build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
-  cluster-up cluster-down live
+  cluster-up cluster-down live bench-live
 
 all: build
 
@@ -140,6 +140,15 @@ fuzz:
 bench: build $(KUSTOMIZE)
 	$(GO) test -run '^$$' -bench . -benchmem ./fn/ ./generators/
 	bash tests/bench/process-time.sh $(FN)
+	$(MAKE) --no-print-directory bench-live
+
+## bench-live: time to ready of hello-world (size 4) on the live cluster, LIVE_BENCH_RUNS runs:
+## tests/live's BenchmarkTimeToReady (docs/benchmarks.md). Like make live, it brings the cluster up
+## (or uses a running one) and skips loudly where the machine cannot run a kubelet.
+LIVE_BENCH_RUNS ?= 5
+bench-live: build bin/kustomize bin/kpt
+	cd tests/live && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) \
+	  $(GO) test -count=1 -run '^$$' -bench '^BenchmarkTimeToReady$$' -benchtime=$(LIVE_BENCH_RUNS)x -timeout 45m ./...
 
 clean:
 	rm -rf $(BIN)

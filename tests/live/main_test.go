@@ -218,7 +218,7 @@ func loadStandIns() error {
 
 // requireCluster skips (loudly) where the machine cannot run a kubelet, and fails on any other
 // setup problem.
-func requireCluster(t *testing.T) {
+func requireCluster(t testing.TB) {
 	t.Helper()
 	if suite.setupErr != nil {
 		t.Fatalf("live test setup failed: %v", suite.setupErr)
@@ -232,7 +232,7 @@ func requireCluster(t *testing.T) {
 }
 
 // requireImages also needs the stand-in images (every test that runs Flux brokers).
-func requireImages(t *testing.T) {
+func requireImages(t testing.TB) {
 	t.Helper()
 	requireCluster(t)
 	suite.imagesOnce.Do(func() { suite.imagesErr = loadStandIns() })
