@@ -134,12 +134,29 @@ func jobComplete(t testing.TB, ns, name string, limit time.Duration) job {
 		if s, why := j.condition("Failed"); s == "True" {
 			return false, "", fmt.Errorf("Job %s failed: %s", name, why)
 		}
+		// A container in CrashLoopBackOff has failed more than once: waiting on would only hide it.
+		if crashing := crashLooping(t, ns, "batch.kubernetes.io/job-name="+name); crashing != "" {
+			return false, "", fmt.Errorf("Job %s: %s", name, crashing)
+		}
 		s, _ := j.condition("Complete")
 		return s == "True", fmt.Sprintf("active=%d succeeded=%d failed=%d%s", j.Status.Active, j.Status.Succeeded, j.Status.Failed,
 			podsState(t, ns, "batch.kubernetes.io/job-name="+name)), nil
 	})
 	t.Logf("Job %s complete after %.1fs", name, took.Seconds())
 	return j
+}
+
+// crashLooping names the containers of the selected pods that wait in CrashLoopBackOff ("" if none).
+func crashLooping(t testing.TB, ns, sel string) string {
+	var crashing []string
+	for _, p := range pods(t, ns, sel) {
+		for _, c := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			if w := c.State.Waiting; w != nil && w.Reason == "CrashLoopBackOff" {
+				crashing = append(crashing, fmt.Sprintf("pod %s container %s crash-loops after %d restarts", p.Metadata.Name, c.Name, c.RestartCount))
+			}
+		}
+	}
+	return strings.Join(crashing, "; ")
 }
 
 // rankPod returns the broker pod with the completion index.
