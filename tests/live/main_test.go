@@ -121,7 +121,11 @@ func setUp() (started bool, err error) {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && exit.ExitCode() == 3 {
 			suite.cannotRun = "tests/cluster/up.sh says this machine cannot run a kubelet (see its message above)"
-			banner("LIVE TESTS SKIPPED: " + suite.cannotRun)
+			if os.Getenv("MINICLUSTER_FN_LIVE_REQUIRE") == "1" {
+				banner("LIVE TESTS FAIL (MINICLUSTER_FN_LIVE_REQUIRE=1): " + suite.cannotRun)
+			} else {
+				banner("LIVE TESTS SKIPPED: " + suite.cannotRun)
+			}
 			return false, nil
 		}
 		if err != nil {
