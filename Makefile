@@ -16,7 +16,7 @@ export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
 .PHONY: all build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
-  cluster-up cluster-down live
+  cluster-up cluster-down live bench-live
 
 all: build
 
@@ -49,7 +49,7 @@ lint:
 	$(GO) tool -modfile=tools/lint/go.mod staticcheck ./...
 
 ## test: everything CI runs (the container tests skip, with a message, where podman is missing)
-test: hygiene lint unit bench-once integration operator-diff container-test-if-podman fuzz
+test: hygiene lint unit bench-once integration operator-diff container-test-if-podman fuzz live
 
 ## hygiene: no tracked file over 1 MB, and `go mod tidy -diff` clean in every module
 hygiene:
@@ -118,10 +118,12 @@ cluster-down:
 	tests/cluster/down.sh
 
 ## live: generated MiniClusters with real Flux Framework brokers on that cluster (tests/live): brings
-## the cluster up (or uses a running one), builds and loads the stand-in images, runs, tears down.
+## the cluster up (or uses a running one), builds and loads the stand-in images, runs, and takes a
+## cluster it started down again, also when a test fails or the binary dies (with-cluster.sh).
 ## Skips loudly where the machine cannot run a kubelet (MINICLUSTER_FN_LIVE_REQUIRE=1: fails instead).
 live: build bin/kustomize bin/kpt
-	cd tests/live && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) $(GO) test -count=1 -timeout 75m -v ./...
+	cd tests/live && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) \
+	  ../cluster/with-cluster.sh $(GO) test -count=1 -timeout 75m -v ./...
 
 ## bench-once: every Go benchmark once, so they keep compiling and running (no timings asserted)
 bench-once:
@@ -140,6 +142,15 @@ fuzz:
 bench: build $(KUSTOMIZE)
 	$(GO) test -run '^$$' -bench . -benchmem ./fn/ ./generators/
 	bash tests/bench/process-time.sh $(FN)
+	$(MAKE) --no-print-directory bench-live
+
+## bench-live: time to ready of hello-world (size 4) on the live cluster, LIVE_BENCH_RUNS runs:
+## tests/live's BenchmarkTimeToReady (docs/benchmarks.md). Like make live, it brings the cluster up
+## (or uses a running one) and skips loudly where the machine cannot run a kubelet.
+LIVE_BENCH_RUNS ?= 5
+bench-live: build bin/kustomize bin/kpt
+	cd tests/live && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) \
+	  ../cluster/with-cluster.sh $(GO) test -count=1 -run '^$$' -bench '^BenchmarkTimeToReady$$' -benchtime=$(LIVE_BENCH_RUNS)x -timeout 45m ./...
 
 clean:
 	rm -rf $(BIN)

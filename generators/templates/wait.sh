@@ -22,10 +22,12 @@ fi
 # process is /usr/bin/time), and SIGTERM and SIGINT go to that group. Before the broker starts,
 # they end the script.
 broker_pid=""
+signalled=""
 on_signal() {
   if [[ -z "${broker_pid}" ]]; then
     exit 143
   fi
+  signalled=1
   kill -TERM -- "-${broker_pid}" 2> /dev/null || true
 }
 trap on_signal TERM INT
@@ -54,6 +56,13 @@ run_broker() {
 {{- end}}
   kill "${watcher}" 2> /dev/null || true
   wait "${watcher}" 2> /dev/null || true
+  # Stopped by a signal (the pod is deleted, evicted or its Job shrinks): exit 143 whatever the
+  # broker's status. A pod that ends with 0 counts as a completed index of the Indexed Job, which
+  # is then never replaced: a deleted broker pod of a persistent cluster would not come back.
+  if [[ -n "${signalled}" ]]; then
+    echo "${host}: stopped by SIGTERM; the broker exited with ${status}; exiting 143" >&2
+    exit 143
+  fi
   return "${status}"
 }
 

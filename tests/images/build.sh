@@ -31,8 +31,9 @@ SUITE=bookworm
 MIRROR=${MINICLUSTER_FN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # What the generated scripts and flux need from the application image: bash and coreutils
 # (minbase), Python 3 for flux's Python commands (its bindings use cffi; flux-modprobe.py,
-# which rc1 runs, imports ply; flux's config helpers import yaml).
-PACKAGES=python3,python3-cffi-backend,python3-yaml,python3-ply
+# which rc1 runs, imports ply; flux's config helpers import yaml). time: /usr/bin/time, which the
+# broker script of logging.timed runs (the corpus' tests/timed).
+PACKAGES=python3,python3-cffi-backend,python3-yaml,python3-ply,time
 
 for tool in podman debootstrap patchelf sha256sum tar; do
   command -v "$tool" >/dev/null || { echo "build.sh: $tool not found (Debian: see .ci/run)" >&2; exit 1; }

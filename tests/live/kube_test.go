@@ -38,7 +38,7 @@ func kubeEnv(env []string, stdin []byte, args ...string) (string, error) {
 }
 
 // mustKube is kube that fails the test on error.
-func mustKube(t *testing.T, stdin []byte, args ...string) string {
+func mustKube(t testing.TB, stdin []byte, args ...string) string {
 	t.Helper()
 	out, err := kube(stdin, args...)
 	if err != nil {
@@ -49,7 +49,7 @@ func mustKube(t *testing.T, stdin []byte, args ...string) string {
 
 // namespace creates a fresh namespace for one test and removes it when the test ends, failed or
 // not. A failed test first logs what a user would look at: events, pods, their logs.
-func namespace(t *testing.T, name string) string {
+func namespace(t testing.TB, name string) string {
 	t.Helper()
 	ns := "live-" + name
 	if _, err := kube(nil, "get", "namespace", ns); err == nil {
@@ -64,7 +64,9 @@ func namespace(t *testing.T, name string) string {
 			logDiagnostics(t, ns)
 		}
 		start := time.Now()
-		if _, err := kube(nil, "delete", "namespace", ns, "--wait", "--timeout=120s"); err != nil {
+		// --ignore-not-found: a test may have deleted it already (the time-to-ready benchmark does,
+		// between runs).
+		if _, err := kube(nil, "delete", "namespace", ns, "--ignore-not-found", "--wait", "--timeout=120s"); err != nil {
 			t.Errorf("cleanup: %v", err)
 			return
 		}
@@ -74,7 +76,7 @@ func namespace(t *testing.T, name string) string {
 }
 
 // logDiagnostics logs the namespace's objects, events and every container's log.
-func logDiagnostics(t *testing.T, ns string) {
+func logDiagnostics(t testing.TB, ns string) {
 	t.Helper()
 	for _, args := range [][]string{
 		{"get", "all,configmaps", "-o", "wide"},
@@ -112,7 +114,7 @@ func getJSON(v any, args ...string) error {
 
 // waitFor polls check every second until it reports done, for at most limit. On timeout it fails
 // the test with the last state check saw: no wait is silent or unbounded.
-func waitFor(t *testing.T, what string, limit time.Duration, check func() (done bool, state string, err error)) time.Duration {
+func waitFor(t testing.TB, what string, limit time.Duration, check func() (done bool, state string, err error)) time.Duration {
 	t.Helper()
 	start := time.Now()
 	var state string
@@ -251,7 +253,7 @@ type eventList struct {
 }
 
 // pods lists the namespace's pods with the label selector.
-func pods(t *testing.T, ns, selector string) []pod {
+func pods(t testing.TB, ns, selector string) []pod {
 	t.Helper()
 	var l podList
 	if err := getJSON(&l, "-n", ns, "get", "pods", "-l", selector); err != nil {
@@ -261,7 +263,7 @@ func pods(t *testing.T, ns, selector string) []pod {
 }
 
 // events lists the namespace's events.
-func events(t *testing.T, ns string) []event {
+func events(t testing.TB, ns string) []event {
 	t.Helper()
 	var l eventList
 	if err := getJSON(&l, "-n", ns, "get", "events"); err != nil {

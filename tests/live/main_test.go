@@ -121,7 +121,11 @@ func setUp() (started bool, err error) {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) && exit.ExitCode() == 3 {
 			suite.cannotRun = "tests/cluster/up.sh says this machine cannot run a kubelet (see its message above)"
-			banner("LIVE TESTS SKIPPED: " + suite.cannotRun)
+			if os.Getenv("MINICLUSTER_FN_LIVE_REQUIRE") == "1" {
+				banner("LIVE TESTS FAIL (MINICLUSTER_FN_LIVE_REQUIRE=1): " + suite.cannotRun)
+			} else {
+				banner("LIVE TESTS SKIPPED: " + suite.cannotRun)
+			}
 			return false, nil
 		}
 		if err != nil {
@@ -218,7 +222,7 @@ func loadStandIns() error {
 
 // requireCluster skips (loudly) where the machine cannot run a kubelet, and fails on any other
 // setup problem.
-func requireCluster(t *testing.T) {
+func requireCluster(t testing.TB) {
 	t.Helper()
 	if suite.setupErr != nil {
 		t.Fatalf("live test setup failed: %v", suite.setupErr)
@@ -232,7 +236,7 @@ func requireCluster(t *testing.T) {
 }
 
 // requireImages also needs the stand-in images (every test that runs Flux brokers).
-func requireImages(t *testing.T) {
+func requireImages(t testing.TB) {
 	t.Helper()
 	requireCluster(t)
 	suite.imagesOnce.Do(func() { suite.imagesErr = loadStandIns() })

@@ -22,7 +22,7 @@ const (
 func certConfigMap(instance string) string { return instance }
 
 // certificate waits for the keygen Job to publish certConfigMap(instance) and returns it.
-func certificate(t *testing.T, ns, instance string) configMap {
+func certificate(t testing.TB, ns, instance string) configMap {
 	t.Helper()
 	var cm configMap
 	took := waitFor(t, "the keygen Job publishes ConfigMap "+certConfigMap(instance), certLimit, func() (bool, string, error) {
@@ -40,7 +40,7 @@ func certificate(t *testing.T, ns, instance string) configMap {
 	return cm
 }
 
-func keygenState(t *testing.T, ns, instance string) string {
+func keygenState(t testing.TB, ns, instance string) string {
 	var jobs jobList
 	if err := getJSON(&jobs, "-n", ns, "get", "jobs", "-l", selector(instance, "keygen")); err != nil {
 		return err.Error()
@@ -53,7 +53,7 @@ func keygenState(t *testing.T, ns, instance string) string {
 }
 
 // podsState summarizes pods for timeout messages: phase, and why containers wait.
-func podsState(t *testing.T, ns, sel string) string {
+func podsState(t testing.TB, ns, sel string) string {
 	var l podList
 	if err := getJSON(&l, "-n", ns, "get", "pods", "-l", sel); err != nil {
 		return err.Error()
@@ -74,7 +74,7 @@ func podsState(t *testing.T, ns, sel string) string {
 }
 
 // brokerJob returns the instance's one broker Job.
-func brokerJob(t *testing.T, ns, instance string) job {
+func brokerJob(t testing.TB, ns, instance string) job {
 	t.Helper()
 	var jobs jobList
 	if err := getJSON(&jobs, "-n", ns, "get", "jobs", "-l", selector(instance, "broker")); err != nil {
@@ -87,7 +87,7 @@ func brokerJob(t *testing.T, ns, instance string) job {
 }
 
 // brokersRunning waits until size broker pods run (all containers started) and returns them.
-func brokersRunning(t *testing.T, ns, instance string, size int, limit time.Duration) []pod {
+func brokersRunning(t testing.TB, ns, instance string, size int, limit time.Duration) []pod {
 	t.Helper()
 	var running []pod
 	sel := selector(instance, "broker")
@@ -106,7 +106,7 @@ func brokersRunning(t *testing.T, ns, instance string, size int, limit time.Dura
 
 // brokersReady waits until size broker pods are Ready: their readiness probe asks the local broker
 // whether it has joined the instance.
-func brokersReady(t *testing.T, ns, instance string, size int, limit time.Duration) []pod {
+func brokersReady(t testing.TB, ns, instance string, size int, limit time.Duration) []pod {
 	t.Helper()
 	var ready []pod
 	sel := selector(instance, "broker")
@@ -124,7 +124,7 @@ func brokersReady(t *testing.T, ns, instance string, size int, limit time.Durati
 }
 
 // jobComplete waits for the Job's Complete condition; a Failed condition ends the wait at once.
-func jobComplete(t *testing.T, ns, name string, limit time.Duration) job {
+func jobComplete(t testing.TB, ns, name string, limit time.Duration) job {
 	t.Helper()
 	var j job
 	took := waitFor(t, "Job "+name+" complete", limit, func() (bool, string, error) {
@@ -134,6 +134,10 @@ func jobComplete(t *testing.T, ns, name string, limit time.Duration) job {
 		if s, why := j.condition("Failed"); s == "True" {
 			return false, "", fmt.Errorf("Job %s failed: %s", name, why)
 		}
+		// A container in CrashLoopBackOff has failed more than once: waiting on would only hide it.
+		if crashing := crashLooping(t, ns, "batch.kubernetes.io/job-name="+name); crashing != "" {
+			return false, "", fmt.Errorf("Job %s: %s", name, crashing)
+		}
 		s, _ := j.condition("Complete")
 		return s == "True", fmt.Sprintf("active=%d succeeded=%d failed=%d%s", j.Status.Active, j.Status.Succeeded, j.Status.Failed,
 			podsState(t, ns, "batch.kubernetes.io/job-name="+name)), nil
@@ -142,8 +146,21 @@ func jobComplete(t *testing.T, ns, name string, limit time.Duration) job {
 	return j
 }
 
+// crashLooping names the containers of the selected pods that wait in CrashLoopBackOff ("" if none).
+func crashLooping(t testing.TB, ns, sel string) string {
+	var crashing []string
+	for _, p := range pods(t, ns, sel) {
+		for _, c := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			if w := c.State.Waiting; w != nil && w.Reason == "CrashLoopBackOff" {
+				crashing = append(crashing, fmt.Sprintf("pod %s container %s crash-loops after %d restarts", p.Metadata.Name, c.Name, c.RestartCount))
+			}
+		}
+	}
+	return strings.Join(crashing, "; ")
+}
+
 // rankPod returns the broker pod with the completion index.
-func rankPod(t *testing.T, ns, instance, index string) pod {
+func rankPod(t testing.TB, ns, instance, index string) pod {
 	t.Helper()
 	for _, p := range pods(t, ns, selector(instance, "broker")) {
 		if p.index() == index && p.Metadata.DeletionTimestamp == nil {
@@ -155,7 +172,7 @@ func rankPod(t *testing.T, ns, instance, index string) pod {
 }
 
 // brokerLog is the log of the pod's broker container (the first container: the application's).
-func brokerLog(t *testing.T, ns string, p pod) string {
+func brokerLog(t testing.TB, ns string, p pod) string {
 	t.Helper()
 	return mustKube(t, nil, "-n", ns, "logs", p.Metadata.Name, "-c", p.Status.ContainerStatuses[0].Name)
 }
@@ -170,7 +187,7 @@ func fluxOnRank0(t *testing.T, ns, instance, fluxArgs string) (string, error) {
 }
 
 // checkAllExitedZero: every container of every pod of the Job ended with status 0.
-func checkAllExitedZero(t *testing.T, ns, jobName string, want int) {
+func checkAllExitedZero(t testing.TB, ns, jobName string, want int) {
 	t.Helper()
 	ps := pods(t, ns, "batch.kubernetes.io/job-name="+jobName)
 	succeeded := 0

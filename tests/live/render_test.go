@@ -40,7 +40,7 @@ func run(dir string, name string, args ...string) ([]byte, error) {
 }
 
 // kustomizeBuild is the consumer path for kustomize users.
-func kustomizeBuild(t *testing.T, dir string) []byte {
+func kustomizeBuild(t testing.TB, dir string) []byte {
 	t.Helper()
 	out, err := run(dir, suite.kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir)
 	if err != nil {
@@ -79,7 +79,7 @@ func standIn(ref string) string {
 // overlay writes a kustomization into a new directory that takes resources (directories), puts
 // everything into namespace ns and swaps every image of rendered (the resources' output) for its
 // local stand-in. It returns the overlay's directory.
-func overlay(t *testing.T, ns string, rendered []byte, resources ...string) string {
+func overlay(t testing.TB, ns string, rendered []byte, resources ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	overlayIn(t, dir, ns, rendered, resources...)
@@ -87,7 +87,7 @@ func overlay(t *testing.T, ns string, rendered []byte, resources ...string) stri
 }
 
 // overlayIn writes that kustomization into dir; resources may then be files under dir.
-func overlayIn(t *testing.T, dir, ns string, rendered []byte, resources ...string) {
+func overlayIn(t testing.TB, dir, ns string, rendered []byte, resources ...string) {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n")
@@ -124,7 +124,7 @@ func overlayIn(t *testing.T, dir, ns string, rendered []byte, resources ...strin
 
 // renderKustomize renders a kustomization directory that runs minicluster-fn as a generator, with
 // the images swapped and everything in ns, exactly as `kustomize build` of an overlay would.
-func renderKustomize(t *testing.T, ns, dir string) []byte {
+func renderKustomize(t testing.TB, ns, dir string) []byte {
 	t.Helper()
 	base := kustomizeBuild(t, dir)
 	out := kustomizeBuild(t, overlay(t, ns, base, dir))
@@ -133,7 +133,7 @@ func renderKustomize(t *testing.T, ns, dir string) []byte {
 }
 
 // checkNoRemoteImages: every image left must be one the cluster has (nothing can be pulled).
-func checkNoRemoteImages(t *testing.T, manifests []byte) {
+func checkNoRemoteImages(t testing.TB, manifests []byte) {
 	t.Helper()
 	for _, m := range imageLine.FindAllSubmatch(manifests, -1) {
 		ref := string(m[1])
@@ -144,14 +144,14 @@ func checkNoRemoteImages(t *testing.T, manifests []byte) {
 }
 
 // apply is `kubectl apply --server-side` of the manifests, as a user would pipe them.
-func apply(t *testing.T, manifests []byte, extra ...string) string {
+func apply(t testing.TB, manifests []byte, extra ...string) string {
 	t.Helper()
 	return mustKube(t, manifests, append([]string{"apply", "--server-side", "-f", "-"}, extra...)...)
 }
 
 // fnDir copies a test MiniCluster (testdata/NAME) into a new directory with a kustomization that
 // runs the function under test as its generator, and returns the directory.
-func fnDir(t *testing.T, name string) string {
+func fnDir(t testing.TB, name string) string {
 	t.Helper()
 	dir := t.TempDir()
 	src, err := os.ReadFile(filepath.Join("testdata", name+".yaml"))
@@ -173,7 +173,7 @@ func fnDir(t *testing.T, name string) string {
 }
 
 // setCommand rewrites the command of a test MiniCluster copied by fnDir: the edit a user makes.
-func setCommand(t *testing.T, dir, from, to string) {
+func setCommand(t testing.TB, dir, from, to string) {
 	t.Helper()
 	path := filepath.Join(dir, "minicluster.yaml")
 	b, err := os.ReadFile(path)

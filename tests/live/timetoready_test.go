@@ -1,0 +1,456 @@
+package live
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkTimeToReady applies examples/hello-world (size 4) through kustomize and kubectl apply
+// --server-side, once per iteration (-benchtime=Nx: N runs), and reports when each step of its
+// start was first seen, from apply: the keygen pod started, the certificate ConfigMap present, every
+// broker pod's init container started (its volumes, the certificate among them, are mounted), all 4
+// broker containers running, all 4 pods Ready (the readinessProbe: the broker has joined; probed
+// every 3 s), rank 0's command output (its log line's timestamp; the command runs once all 4 have
+// joined), and the Job Complete. The times are when a watch of the API server delivered the change
+// (milliseconds), not polls.
+//
+// It also reads the kubelet's log for the back-off of the certificate volume's mount in broker pods
+// created before the ConfigMap exists: per pod, the failed attempts and how long after the
+// ConfigMap appeared the kubelet's next attempt was allowed. `make bench-live` runs it; see
+// docs/benchmarks.md.
+func BenchmarkTimeToReady(b *testing.B) {
+	requireImages(b)
+	const instance, size = "flux-sample", 4
+	manifests := renderKustomize(b, "live-bench-ready", filepath.Join(suite.repo, "examples", "hello-world"))
+	var runs []readyRun
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		ns := namespace(b, "bench-ready")
+		b.StartTimer()
+		r := timeToReady(b, ns, instance, size, manifests)
+		b.StopTimer()
+		runs = append(runs, r)
+		fmt.Fprintf(os.Stderr, "time-to-ready run %d: %s\n", len(runs), r)
+		if _, err := kube(nil, "delete", "namespace", ns, "--wait", "--timeout=120s"); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	reportReadyRuns(b, runs)
+}
+
+// readyRun is one run's milestones, from the start of the apply (0: not seen).
+type readyRun struct {
+	keygenStarted, certificate, initStarted, running, ready, commandOutput, complete time.Duration
+	seenReady                                                                        int
+	// Per broker pod: failed mounts of the certificate volume, and the wait from the certificate's
+	// appearance to the kubelet's next allowed attempt (0 when the mount did not fail, or the
+	// attempt was allowed before).
+	failedMounts  []int
+	mountBackoff  []time.Duration
+	certToInit    []time.Duration // the certificate's appearance to the pod's init container start
+	createdToInit []time.Duration // the pod's creation to its init container start
+}
+
+func (r readyRun) String() string {
+	return fmt.Sprintf("keygen pod started %s, certificate %s, all init containers started %s, 4 brokers running %s, "+
+		"%d of 4 Ready %s, command output %s, Job complete %s; per pod: certificate mount failures %v, "+
+		"back-off wait after the certificate %s, certificate -> init started %s, pod created -> init started %s",
+		seconds(r.keygenStarted), seconds(r.certificate), seconds(r.initStarted), seconds(r.running),
+		r.seenReady, seconds(r.ready), seconds(r.commandOutput), seconds(r.complete),
+		r.failedMounts, durations(r.mountBackoff), durations(r.certToInit), durations(r.createdToInit))
+}
+
+func durations(ds []time.Duration) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = fmt.Sprintf("%.2f", d.Seconds())
+	}
+	return "[" + strings.Join(s, " ") + "]s"
+}
+
+// timeToReady runs hello-world once in ns and returns its milestones.
+func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte) readyRun {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tl := &timeline{instance: instance, size: size, pods: map[string]*brokerPodTimes{}, done: make(chan error, 1)}
+	for _, res := range []string{"/api/v1/namespaces/" + ns + "/pods", "/api/v1/namespaces/" + ns + "/configmaps",
+		"/apis/batch/v1/namespaces/" + ns + "/jobs"} {
+		if err := watchResource(ctx, res, tl.observe); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tl.mu.Lock()
+	tl.start = time.Now()
+	tl.mu.Unlock()
+	apply(b, manifests)
+	select {
+	case err := <-tl.done:
+		if err != nil {
+			b.Fatal(err)
+		}
+	case <-time.After(completeLimit):
+		b.Fatalf("hello-world: the Job did not complete within %s: %s", completeLimit, podsState(b, ns, labelInstance+"="+instance))
+	}
+	cancel()
+
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	r := readyRun{keygenStarted: tl.keygenStarted, certificate: tl.certificate, running: tl.running, complete: tl.complete}
+	var ready []time.Duration
+	for _, p := range tl.pods {
+		r.initStarted = max(r.initStarted, p.initStarted)
+		if p.ready > 0 {
+			ready = append(ready, p.ready)
+		}
+	}
+	r.seenReady = len(ready)
+	if r.seenReady == size {
+		r.ready = slices.Max(ready)
+	}
+	// rank 0 prints the command's output once the instance runs: the container runtime's
+	// timestamp of that line.
+	rank0 := ""
+	for name, p := range tl.pods {
+		if p.index == "0" {
+			rank0 = name
+		}
+	}
+	out := mustKube(b, nil, "-n", ns, "logs", rank0, "--timestamps", "-c", tl.brokerContainer)
+	for _, line := range strings.Split(out, "\n") {
+		if stamp, text, ok := strings.Cut(line, " "); ok && text == "hello world" {
+			at, err := time.Parse(time.RFC3339Nano, stamp)
+			if err != nil {
+				b.Fatalf("rank 0's log line %q: %v", line, err)
+			}
+			r.commandOutput = at.Sub(tl.start)
+		}
+	}
+	if r.commandOutput == 0 {
+		b.Fatalf("rank 0's log has no line \"hello world\":\n%s", out)
+	}
+
+	certAt := tl.start.Add(tl.certificate)
+	backoff, err := mountBackoff(filepath.Join(suite.state, "log", "kubelet.log"), ns, instance, tl.pods, certAt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(tl.pods)) {
+		p := tl.pods[name]
+		r.failedMounts = append(r.failedMounts, backoff[p.uid].failures)
+		r.mountBackoff = append(r.mountBackoff, backoff[p.uid].wait)
+		r.certToInit = append(r.certToInit, p.initStarted-tl.certificate)
+		r.createdToInit = append(r.createdToInit, p.initStarted-p.created)
+	}
+	return r
+}
+
+// timeline collects the milestones from the watches' events.
+type timeline struct {
+	instance string
+	size     int
+
+	mu                                            sync.Mutex
+	start                                         time.Time
+	keygenStarted, certificate, running, complete time.Duration
+	pods                                          map[string]*brokerPodTimes
+	brokerContainer                               string
+	done                                          chan error
+	finished                                      bool
+}
+
+type brokerPodTimes struct {
+	uid, index                           string
+	created, initStarted, running, ready time.Duration
+}
+
+type watchedObject struct {
+	Kind     string     `json:"kind"`
+	Metadata objectMeta `json:"metadata"`
+}
+
+// observe takes one watch event, seen at the given time.
+func (tl *timeline) observe(seen time.Time, raw []byte) error {
+	var head watchedObject
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return err
+	}
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.start.IsZero() || tl.finished || head.Metadata.Labels[labelInstance] != tl.instance && head.Kind != "ConfigMap" {
+		return nil
+	}
+	at := seen.Sub(tl.start)
+	first := func(d *time.Duration) {
+		if *d == 0 {
+			*d = at
+		}
+	}
+	component := head.Metadata.Labels[labelComponent]
+	switch head.Kind {
+	case "ConfigMap":
+		if head.Metadata.Name == certConfigMap(tl.instance) {
+			first(&tl.certificate)
+		}
+	case "Pod":
+		var p pod
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return err
+		}
+		started := func(cs []containerStatus) bool {
+			return len(cs) > 0 && (cs[0].State.Running != nil || cs[0].State.Terminated != nil)
+		}
+		switch component {
+		case "keygen":
+			if started(p.Status.ContainerStatuses) {
+				first(&tl.keygenStarted)
+			}
+		case "broker":
+			bp := tl.pods[p.Metadata.Name]
+			if bp == nil {
+				bp = &brokerPodTimes{uid: p.Metadata.UID, index: p.index(), created: at}
+				tl.pods[p.Metadata.Name] = bp
+			}
+			if started(p.Status.InitContainerStatuses) {
+				first(&bp.initStarted)
+			}
+			if len(p.Status.ContainerStatuses) > 0 {
+				tl.brokerContainer = p.Status.ContainerStatuses[0].Name
+				if p.Status.ContainerStatuses[0].State.Running != nil {
+					first(&bp.running)
+				}
+			}
+			if p.ready() {
+				first(&bp.ready)
+			}
+			running := 0
+			for _, q := range tl.pods {
+				if q.running > 0 {
+					running++
+				}
+			}
+			if running == tl.size {
+				first(&tl.running)
+			}
+		}
+	case "Job":
+		if component != "broker" {
+			return nil
+		}
+		var j job
+		if err := json.Unmarshal(raw, &j); err != nil {
+			return err
+		}
+		if s, why := j.condition("Failed"); s == "True" {
+			tl.finished = true
+			tl.done <- fmt.Errorf("Job %s failed: %s", j.Metadata.Name, why)
+		} else if s, _ := j.condition("Complete"); s == "True" {
+			first(&tl.complete)
+			tl.finished = true
+			tl.done <- nil
+		}
+	}
+	return nil
+}
+
+// watchResource watches a collection (an API path) with `kubectl get --raw`, from its current
+// state on, and passes every object to observe with the time its event arrived. It returns once
+// the watch has delivered the initial state, so nothing after that is missed; the watch ends with
+// ctx.
+func watchResource(ctx context.Context, path string, observe func(time.Time, []byte) error) error {
+	cmd := exec.CommandContext(ctx, suite.kubectl, "--kubeconfig", suite.kubeconfig, "get", "--raw",
+		path+"?watch=true&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	synced := make(chan error, 1)
+	go func() {
+		dec := json.NewDecoder(bufio.NewReader(stdout))
+		var err error
+		isSynced := false
+		for {
+			var ev struct {
+				Type   string          `json:"type"`
+				Object json.RawMessage `json:"object"`
+			}
+			if err = dec.Decode(&ev); err != nil {
+				break
+			}
+			seen := time.Now()
+			if ev.Type == "BOOKMARK" {
+				// The end of the initial state is a bookmark with this annotation.
+				if !isSynced && strings.Contains(string(ev.Object), `"k8s.io/initial-events-end":"true"`) {
+					isSynced = true
+					synced <- nil
+				}
+				continue
+			}
+			if ev.Type == "ERROR" {
+				err = fmt.Errorf("watch of %s: %s", path, ev.Object)
+				break
+			}
+			if err = observe(seen, ev.Object); err != nil {
+				break
+			}
+		}
+		werr := cmd.Wait()
+		if !isSynced {
+			synced <- fmt.Errorf("watch of %s ended before its initial state: %v %v: %s", path, err, werr, stderr.String())
+		} else if ctx.Err() == nil {
+			fmt.Fprintf(os.Stderr, "time-to-ready: the watch of %s ended early: %v %v: %s\n", path, err, werr, stderr.String())
+		}
+	}()
+	select {
+	case err := <-synced:
+		return err
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("watch of %s: no initial state within 30s", path)
+	}
+}
+
+// certMountFailure matches the kubelet's log line for a failed mount and its back-off:
+//
+//	E1125 04:13:48.386639 32168 nestedpendingoperations.go:348] Operation for "{volumeName:kubernetes.io/configmap/<pod uid>-flux-curve podName:<pod uid> nodeName:}" failed. No retries permitted until 2026-11-25 04:13:48.886621207 +0000 UTC m=+50.928349743 (durationBeforeRetry 500ms). Error: ...
+var certMountFailure = regexp.MustCompile(`Operation for "\{volumeName:kubernetes\.io/(?:configmap|secret)/([0-9a-f-]{36})-flux-curve .*No retries permitted until (\S+ \S+ \S+ \S+) `)
+
+type mountWait struct {
+	failures int
+	wait     time.Duration
+}
+
+// mountBackoff reads, per broker pod (by uid), how often the certificate volume's mount failed and
+// how long after certAt the kubelet allowed its next attempt: the wait that the back-off added.
+func mountBackoff(kubeletLog, ns, instance string, pods map[string]*brokerPodTimes, certAt time.Time) (map[string]mountWait, error) {
+	f, err := os.Open(kubeletLog)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	uids := map[string]bool{}
+	for _, p := range pods {
+		uids[p.uid] = true
+	}
+	notFound := fmt.Sprintf(`configmap "%s" not found`, certConfigMap(instance))
+	lastRetry := map[string]time.Time{}
+	out := map[string]mountWait{}
+	notFoundLines := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, "Couldn't get configMap "+ns+"/") && strings.Contains(line, notFound) {
+			notFoundLines++
+		}
+		m := certMountFailure.FindStringSubmatch(line)
+		if m == nil || !uids[m[1]] {
+			continue
+		}
+		until, err := time.Parse("2006-01-02 15:04:05.999999999 -0700 MST", m[2])
+		if err != nil {
+			return nil, fmt.Errorf("kubelet log: %v in %q", err, line)
+		}
+		w := out[m[1]]
+		w.failures++
+		out[m[1]] = w
+		lastRetry[m[1]] = until
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	failures := 0
+	for uid, until := range lastRetry {
+		w := out[uid]
+		w.wait = max(0, until.Sub(certAt))
+		out[uid] = w
+		failures += w.failures
+	}
+	// The kubelet logs a failed certificate lookup and then the failed mount with its back-off: if
+	// the first is there without the second, the pattern above no longer matches the kubelet.
+	if notFoundLines > 0 && failures == 0 {
+		return nil, fmt.Errorf("%s has %d lines %q of namespace %s but no failed mount of a flux-curve volume that %s matches",
+			kubeletLog, notFoundLines, notFound, ns, certMountFailure)
+	}
+	return out, nil
+}
+
+// reportReadyRuns prints the medians of the runs and reports them as the benchmark's metrics.
+func reportReadyRuns(b *testing.B, runs []readyRun) {
+	if len(runs) == 0 {
+		return
+	}
+	type column struct {
+		name, unit string
+		get        func(readyRun) []time.Duration
+	}
+	one := func(f func(readyRun) time.Duration) func(readyRun) []time.Duration {
+		return func(r readyRun) []time.Duration {
+			if d := f(r); d > 0 {
+				return []time.Duration{d}
+			}
+			return nil
+		}
+	}
+	columns := []column{
+		{"keygen pod started", "s-keygen", one(func(r readyRun) time.Duration { return r.keygenStarted })},
+		{"certificate ConfigMap present", "s-cert", one(func(r readyRun) time.Duration { return r.certificate })},
+		{"all init containers started (volumes mounted)", "s-init", one(func(r readyRun) time.Duration { return r.initStarted })},
+		{"4 broker containers running", "s-running", one(func(r readyRun) time.Duration { return r.running })},
+		{"4 pods Ready (joined)", "s-ready", one(func(r readyRun) time.Duration { return r.ready })},
+		{"rank 0's command output", "s-command", one(func(r readyRun) time.Duration { return r.commandOutput })},
+		{"Job complete", "s-complete", one(func(r readyRun) time.Duration { return r.complete })},
+		{"per pod: back-off wait after the certificate", "s-mount-backoff", func(r readyRun) []time.Duration { return r.mountBackoff }},
+		{"per pod: certificate -> init started", "s-cert-to-init", func(r readyRun) []time.Duration { return r.certToInit }},
+	}
+	var table strings.Builder
+	fmt.Fprintf(&table, "time to ready, hello-world size 4, %d runs (seconds from the start of kubectl apply):\n", len(runs))
+	fmt.Fprintf(&table, "| milestone | median | min | max | seen in |\n|---|---|---|---|---|\n")
+	for _, c := range columns {
+		var all []time.Duration
+		seen := 0
+		for _, r := range runs {
+			if ds := c.get(r); len(ds) > 0 {
+				all = append(all, ds...)
+				seen++
+			}
+		}
+		if len(all) == 0 {
+			fmt.Fprintf(&table, "| %s | not seen | | | 0 of %d runs |\n", c.name, len(runs))
+			continue
+		}
+		slices.Sort(all)
+		med := median(all)
+		fmt.Fprintf(&table, "| %s | %.2f | %.2f | %.2f | %d of %d runs |\n", c.name, med.Seconds(), all[0].Seconds(), all[len(all)-1].Seconds(), seen, len(runs))
+		b.ReportMetric(med.Seconds(), c.unit)
+	}
+	fmt.Fprint(os.Stderr, table.String())
+}
+
+// median of sorted durations.
+func median(sorted []time.Duration) time.Duration {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
