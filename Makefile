@@ -49,7 +49,9 @@ lint:
 	$(GO) tool -modfile=tools/lint/go.mod staticcheck ./...
 
 ## test: everything CI runs (the container tests skip, with a message, where podman is missing)
-test: hygiene lint unit bench-once integration operator-diff container-test-if-podman fuzz live
+# live (make live) is not in test yet: it has passed whole from a stopped cluster only twice since its
+# last fix; docs/testing.md
+test: hygiene lint unit bench-once integration operator-diff container-test-if-podman fuzz
 
 ## hygiene: no tracked file over 1 MB, and `go mod tidy -diff` clean in every module
 hygiene:
