@@ -104,7 +104,7 @@ func brokersRunning(t testing.TB, ns, instance string, size int, limit time.Dura
 	return running
 }
 
-// brokersReady waits until size broker pods are Ready: their readiness probe asks the local broker
+// brokersReady waits until size broker pods are Ready: their startup and readiness probes ask the local broker
 // whether it has joined the instance.
 func brokersReady(t testing.TB, ns, instance string, size int, limit time.Duration) []pod {
 	t.Helper()
