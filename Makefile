@@ -64,8 +64,11 @@ unit: build bin/kustomize bin/kpt
 
 ## integration: tests against a real kube-apiserver (separate module tests/integration; the first
 ## compile takes ~6 min and ~3 GB)
+# With tools/node's build flags, so that tests/cluster/build-node.sh reuses the compiled Kubernetes
+# packages (the module versions match too; .ci/hygiene.sh).
+INTEGRATION_GO := CGO_ENABLED=0 GOFLAGS='$(GOFLAGS) -trimpath' $(GO)
 integration: build bin/kustomize
-	cd tests/integration && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) $(GO) test -count=1 ./...
+	cd tests/integration && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) $(INTEGRATION_GO) test -count=1 ./...
 
 ## operator-diff: the operator's own reconciler (built once from ../shared/vendor into
 ## $${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/operator-oracle-<hash>; ~4 min CPU cold) against
@@ -99,7 +102,7 @@ container-test: image bin/kustomize bin/kpt $(CONTAINERS_CONF_TEST)
 	CONTAINERS_CONF=$(CONTAINERS_CONF_TEST) MINICLUSTER_FN=$(FN) MINICLUSTER_FN_IMAGE="$(FN_IMAGE)" KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) \
 	  $(GO) test -count=1 -run '^TestContainer' ./tests/e2e/
 	cd tests/integration && CONTAINERS_CONF=$(CONTAINERS_CONF_TEST) MINICLUSTER_FN=$(FN) MINICLUSTER_FN_IMAGE="$(FN_IMAGE)" \
-	  $(GO) test -count=1 -run '^TestAPIServer$$/^keygen_image$$' ./...
+	  $(INTEGRATION_GO) test -count=1 -run '^TestAPIServer$$/^keygen_image$$' ./...
 
 ## container-test-if-podman: container-test, or a clear skip without podman
 container-test-if-podman:
