@@ -66,7 +66,7 @@ unit: build bin/kustomize bin/kpt
 ## compile takes ~6 min and ~3 GB)
 # With tools/node's build flags, so that tests/cluster/build-node.sh reuses the compiled Kubernetes
 # packages (the module versions match too; .ci/hygiene.sh).
-INTEGRATION_GO := CGO_ENABLED=0 GOFLAGS='$(GOFLAGS) -trimpath' $(GO)
+INTEGRATION_GO := CGO_ENABLED=0 $(GO)
 integration: build bin/kustomize
 	cd tests/integration && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) $(INTEGRATION_GO) test -count=1 ./...
 
