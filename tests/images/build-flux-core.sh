@@ -46,8 +46,9 @@ mkdir -p "$src/t/resource" && touch "$src/t/resource/resource.eventlog.thing1"
   FLUX_VERSION=$FLUX_VERSION ./autogen.sh
   # Debian's Python, which has the cffi/yaml/ply modules and which the images run (a python3
   # earlier on PATH, e.g. pyenv's, would be recorded as flux's interpreter).
-  # -O2 without autoconf's default -g: debug information made most of the 75 MB install (which
-  # every broker pod's init container copies) and a good part of the compile time.
+  # -O2 without autoconf's default -g: debug information made two thirds of the install (75 MB with
+  # it, 24 MB without), which every broker pod's init container copies. The build time did not
+  # change measurably (551 s with, 552 s without, on 2 cores).
   ./configure --prefix="$prefix" LUA=/usr/bin/lua5.3 PYTHON=/usr/bin/python3 CFLAGS=-O2 CXXFLAGS=-O2
   make -j"${FLUX_BUILD_JOBS:-2}"
   make install DESTDIR="$work/root"
