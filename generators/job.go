@@ -2,6 +2,7 @@ package generators
 
 import (
 	"maps"
+	"math"
 	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -144,7 +145,7 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 		c.Name = mc.Name // as the operator does: logs are read with -c <MiniCluster name>
 		c.Command = []string{"/bin/bash", EntrypointMountPath + "/" + WaitScriptKey(i)}
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volumeCurve, MountPath: CurveMountPath, ReadOnly: true})
-		c.ReadinessProbe = brokerReadinessProbe()
+		c.StartupProbe, c.ReadinessProbe = brokerProbes()
 	case !mcc.NoWrapEntrypoint:
 		c.Command = []string{"/bin/bash", EntrypointMountPath + "/" + StartScriptKey(i)}
 	}
@@ -153,20 +154,38 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 	return c
 }
 
-// brokerReadinessProbe makes a broker pod Ready once its broker has joined the running instance
+// brokerProbes make a broker pod Ready once its broker has joined the running instance
 // (broker-ready.sh), so the Job's ready count, kubectl wait and GitOps health checks mean
-// "brokers up", not "pods started". The timeout allows for a busy node: the check is one RPC,
-// but starting flux's Python takes seconds there.
-func brokerReadinessProbe() *corev1.Probe {
-	return &corev1.Probe{
-		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
+// "brokers up", not "pods started". The check is one RPC, but starting flux's Python costs about a
+// third of a CPU second (more, and seconds of wall time, on a busy node: hence the timeout). So it
+// runs every 3 s only until the broker has joined, as the startupProbe; the kubelet runs the
+// readinessProbe as soon as the startupProbe has succeeded, and then every 30 s. Probing every 3 s
+// for the whole life of a persistent cluster cost a tenth of a core per broker pod.
+//
+// The startupProbe never gives up (a failureThreshold of MaxInt32 periods): a broker that cannot
+// join stays unready and says why in its log and in the probe's events. Restarting it would not
+// help, and would lose that log.
+func brokerProbes() (startup, readiness *corev1.Probe) {
+	check := func() corev1.ProbeHandler {
+		return corev1.ProbeHandler{Exec: &corev1.ExecAction{
 			Command: []string{"/bin/bash", EntrypointMountPath + "/" + ReadyScriptKey},
-		}},
+		}}
+	}
+	startup = &corev1.Probe{
+		ProbeHandler:     check(),
 		PeriodSeconds:    3,
+		TimeoutSeconds:   10,
+		FailureThreshold: math.MaxInt32,
+		SuccessThreshold: 1,
+	}
+	readiness = &corev1.Probe{
+		ProbeHandler:     check(),
+		PeriodSeconds:    30,
 		TimeoutSeconds:   10,
 		FailureThreshold: 3,
 		SuccessThreshold: 1,
 	}
+	return startup, readiness
 }
 
 func env(c v1alpha2.MiniClusterContainer) []corev1.EnvVar {

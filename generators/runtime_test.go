@@ -3,6 +3,7 @@ package generators
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -306,9 +307,14 @@ func TestEntrypointReadyScript(t *testing.T) {
 	}
 	job := brokerJob(sb.mc, v1alpha2.Options{}, sb.n)
 	for _, c := range job.Spec.Template.Spec.Containers {
-		p := c.ReadinessProbe
-		if p == nil || p.Exec == nil || strings.Join(p.Exec.Command, " ") != "/bin/bash "+EntrypointMountPath+"/"+ReadyScriptKey {
-			t.Errorf("container %s: readinessProbe %+v does not run %s", c.Name, p, ReadyScriptKey)
+		for kind, p := range map[string]*corev1.Probe{"startupProbe": c.StartupProbe, "readinessProbe": c.ReadinessProbe} {
+			if p == nil || p.Exec == nil || strings.Join(p.Exec.Command, " ") != "/bin/bash "+EntrypointMountPath+"/"+ReadyScriptKey {
+				t.Errorf("container %s: %s %+v does not run %s", c.Name, kind, p, ReadyScriptKey)
+			}
+		}
+		// A broker that cannot join must stay unready, not be restarted by its startupProbe.
+		if p := c.StartupProbe; p != nil && p.FailureThreshold != math.MaxInt32 {
+			t.Errorf("container %s: startupProbe gives up after %d failures", c.Name, p.FailureThreshold)
 		}
 	}
 }

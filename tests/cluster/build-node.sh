@@ -16,7 +16,7 @@ cache=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
 # The Kubernetes version is the module's; the binaries report it (kubectl version, /version).
 k8s_version=$(cd "$tools" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
 key=$( { go version; cat "$0" "$tools/go.mod" "$tools/go.sum" "$tools/etcd/main.go" \
-  "$tools/coredns/go.mod" "$tools/coredns/go.sum"; } | sha256sum | cut -c1-16)
+  "$tools/coredns/go.mod" "$tools/coredns/go.sum" "$tools/coredns/main.go"; } | sha256sum | cut -c1-16)
 dest=$cache/node-$key
 bins=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns)
 
@@ -25,13 +25,17 @@ complete() {
   for b in "${bins[@]}"; do [ -x "$1/bin/$b" ] || return 1; done
 }
 
+mkdir -p "$cache"
+# One build at a time per key: a second caller (e.g. make live while .ci/run's early start of this
+# build still runs) waits for the first and then finds its result.
+exec 9>"$cache/node-$key.lock"
+flock 9
 if complete "$dest"; then
   echo "build-node: using $dest/bin (cached)" >&2
   echo "$dest/bin"
   exit 0
 fi
 
-mkdir -p "$cache"
 work=$(mktemp -d "$cache/node-$key.building.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/bin"
@@ -43,12 +47,15 @@ ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$k8s_version \
 
 start=$SECONDS
 echo "build-node: building Kubernetes $k8s_version binaries and etcd into $dest (slow when cold)" >&2
-(cd "$tools" && go build -trimpath -ldflags "$ldflags" -o "$work/bin/" \
+# No -trimpath: make integration compiles the same Kubernetes packages with the same flags, and its
+# in-process API server cannot start from a trimmed build (it finds its test certificates through
+# its source path); so this build reuses that compile.
+(cd "$tools" && go build -ldflags "$ldflags" -o "$work/bin/" \
   ./etcd k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet \
   k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl)
 echo "build-node: Kubernetes binaries and etcd built in $((SECONDS - start)) s; building coredns" >&2
-(cd "$tools/coredns" && go build -trimpath -ldflags "-s -w" -o "$work/bin/coredns" github.com/coredns/coredns)
+(cd "$tools/coredns" && go build -trimpath -ldflags "-s -w" -o "$work/bin/coredns" .)
 echo "build-node: all built in $((SECONDS - start)) s" >&2
 
 complete "$work" || { echo "build-node: a binary is missing in $work/bin" >&2; exit 1; }

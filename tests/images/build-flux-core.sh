@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds flux-core from the vendored source (../shared/vendor, never committed) and installs it
-# with DESTDIR into a cache directory keyed by the tarball's sha256, outside the checkout. A later
-# run with the same tarball reuses the cache. Prints the install root (DESTDIR) on stdout; the
+# with DESTDIR into a cache directory keyed by the tarball's and this script's sha256, outside the
+# checkout. A later run with the same tarball and script reuses the cache. Prints the install root (DESTDIR) on stdout; the
 # flux-core tree inside it is <root>/opt/software/flux-core-<version>.
 #
 # Needs flux-core's build dependencies from Debian 12 (listed in .ci/run, from
@@ -18,7 +18,7 @@ if [ ! -f "$tarball" ]; then
   echo "build-flux-core: $tarball not found (the vendored flux-core source lives in ../shared/vendor)" >&2
   exit 1
 fi
-sum=$(sha256sum "$tarball" | cut -c1-16)
+sum=$(cat "$tarball" "$0" | sha256sum | cut -c1-16)
 dest=$cache_root/flux-core-$sum
 mkdir -p "$cache_root"
 # One build at a time per cache: a second caller waits for the first and then finds its result.
@@ -46,7 +46,10 @@ mkdir -p "$src/t/resource" && touch "$src/t/resource/resource.eventlog.thing1"
   FLUX_VERSION=$FLUX_VERSION ./autogen.sh
   # Debian's Python, which has the cffi/yaml/ply modules and which the images run (a python3
   # earlier on PATH, e.g. pyenv's, would be recorded as flux's interpreter).
-  ./configure --prefix="$prefix" LUA=/usr/bin/lua5.3 PYTHON=/usr/bin/python3
+  # -O2 without autoconf's default -g: debug information made two thirds of the install (75 MB with
+  # it, 24 MB without), which every broker pod's init container copies. The build time did not
+  # change measurably (551 s with, 552 s without, on 2 cores).
+  ./configure --prefix="$prefix" LUA=/usr/bin/lua5.3 PYTHON=/usr/bin/python3 CFLAGS=-O2 CXXFLAGS=-O2
   make -j"${FLUX_BUILD_JOBS:-2}"
   make install DESTDIR="$work/root"
 ) >"$work/build.log" 2>&1 || {

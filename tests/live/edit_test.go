@@ -1,6 +1,7 @@
 package live
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -31,15 +32,21 @@ func TestEditCommand(t *testing.T) {
 	setCommand(t, dir, "echo first command", "echo second command")
 	applyPruned(renderKustomize(t, ns, dir))
 	waitFor(t, "prune removes the old Job "+first.Metadata.Name, time.Minute, func() (bool, string, error) {
-		_, err := kube(nil, "-n", ns, "get", "job", first.Metadata.Name)
-		return err != nil, "still present", nil
+		err := getObject(&job{}, ns, "jobs", first.Metadata.Name)
+		if errors.Is(err, errNotFound) {
+			return true, "", nil
+		}
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return false, "still present", nil
 	})
 	second := brokerJob(t, ns, instance)
 	if second.Metadata.Name == first.Metadata.Name {
 		t.Fatalf("the edited command kept the Job name %s", first.Metadata.Name)
 	}
 	var after configMap
-	if err := getJSON(&after, "-n", ns, "get", "configmap", certConfigMap(instance)); err != nil {
+	if err := getObject(&after, ns, "configmaps", certConfigMap(instance)); err != nil {
 		t.Fatalf("the certificate did not survive the edit: %v", err)
 	}
 	if after.Metadata.UID != cert.Metadata.UID || after.Data["curve.cert"] != cert.Data["curve.cert"] {

@@ -48,8 +48,9 @@ func TestPersistent(t *testing.T) {
 	t.Run("shrink to 2", func(t *testing.T) {
 		resize(t, ns, dir, 3, 2)
 		gone := waitFor(t, "broker pod "+jobName+"-2 gone", time.Minute, func() (bool, string, error) {
-			out, err := kube(nil, "-n", ns, "get", "pods", "-l", "batch.kubernetes.io/job-completion-index=2", "-o", "name")
-			return err == nil && strings.TrimSpace(out) == "", out, err
+			var l podList
+			err := listObjects(&l, ns, "pods", "batch.kubernetes.io/job-completion-index=2")
+			return err == nil && len(l.Items) == 0, fmt.Sprintf("%d pods", len(l.Items)), err
 		})
 		t.Logf("the Job controller removed rank 2's pod in %.1fs", gone.Seconds())
 		ranksReachable(t, ns, instance, jobName, 2, rejoinLimit)

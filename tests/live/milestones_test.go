@@ -8,8 +8,8 @@ import (
 
 // brokerMilestones watches a MiniCluster's broker pods in the background and records, from start,
 // when all size pods were first seen with their broker container running and when each was first
-// seen Ready (its readinessProbe: the local broker has joined the instance). Polled every 0.5 s, so
-// a figure is late by at most that plus one kubectl call; a pod whose Ready window fell between
+// seen Ready (its startupProbe, then its readinessProbe: the local broker has joined the instance). Polled every 0.5 s, so
+// a figure is late by at most that plus one API call; a pod whose Ready window fell between
 // two polls is not counted (hello-world's brokers may finish within a few seconds of joining).
 type brokerMilestones struct {
 	mu         sync.Mutex
@@ -26,7 +26,7 @@ func watchBrokers(ns, instance string, size int, start time.Time) *brokerMilesto
 		defer close(m.done)
 		for {
 			var l podList
-			if err := getJSON(&l, "-n", ns, "get", "pods", "-l", selector(instance, "broker")); err == nil {
+			if err := listObjects(&l, ns, "pods", selector(instance, "broker")); err == nil {
 				now := time.Since(start)
 				running := 0
 				m.mu.Lock()

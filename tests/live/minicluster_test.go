@@ -26,11 +26,10 @@ func certificate(t testing.TB, ns, instance string) configMap {
 	t.Helper()
 	var cm configMap
 	took := waitFor(t, "the keygen Job publishes ConfigMap "+certConfigMap(instance), certLimit, func() (bool, string, error) {
-		_, err := kube(nil, "-n", ns, "get", "configmap", certConfigMap(instance))
-		if err != nil {
+		if err := getObject(&cm, ns, "configmaps", certConfigMap(instance)); err != nil {
 			return false, keygenState(t, ns, instance), nil
 		}
-		return true, "", getJSON(&cm, "-n", ns, "get", "configmap", certConfigMap(instance))
+		return true, "", nil
 	})
 	cert := cm.Data["curve.cert"]
 	if !strings.Contains(cert, "public-key") || !strings.Contains(cert, "secret-key") {
@@ -42,7 +41,7 @@ func certificate(t testing.TB, ns, instance string) configMap {
 
 func keygenState(t testing.TB, ns, instance string) string {
 	var jobs jobList
-	if err := getJSON(&jobs, "-n", ns, "get", "jobs", "-l", selector(instance, "keygen")); err != nil {
+	if err := listObjects(&jobs, ns, "jobs", selector(instance, "keygen")); err != nil {
 		return err.Error()
 	}
 	var s []string
@@ -55,7 +54,7 @@ func keygenState(t testing.TB, ns, instance string) string {
 // podsState summarizes pods for timeout messages: phase, and why containers wait.
 func podsState(t testing.TB, ns, sel string) string {
 	var l podList
-	if err := getJSON(&l, "-n", ns, "get", "pods", "-l", sel); err != nil {
+	if err := listObjects(&l, ns, "pods", sel); err != nil {
 		return err.Error()
 	}
 	var b strings.Builder
@@ -77,7 +76,7 @@ func podsState(t testing.TB, ns, sel string) string {
 func brokerJob(t testing.TB, ns, instance string) job {
 	t.Helper()
 	var jobs jobList
-	if err := getJSON(&jobs, "-n", ns, "get", "jobs", "-l", selector(instance, "broker")); err != nil {
+	if err := listObjects(&jobs, ns, "jobs", selector(instance, "broker")); err != nil {
 		t.Fatal(err)
 	}
 	if len(jobs.Items) != 1 {
@@ -104,7 +103,7 @@ func brokersRunning(t testing.TB, ns, instance string, size int, limit time.Dura
 	return running
 }
 
-// brokersReady waits until size broker pods are Ready: their readiness probe asks the local broker
+// brokersReady waits until size broker pods are Ready: their startup and readiness probes ask the local broker
 // whether it has joined the instance.
 func brokersReady(t testing.TB, ns, instance string, size int, limit time.Duration) []pod {
 	t.Helper()
@@ -128,7 +127,7 @@ func jobComplete(t testing.TB, ns, name string, limit time.Duration) job {
 	t.Helper()
 	var j job
 	took := waitFor(t, "Job "+name+" complete", limit, func() (bool, string, error) {
-		if err := getJSON(&j, "-n", ns, "get", "job", name); err != nil {
+		if err := getObject(&j, ns, "jobs", name); err != nil {
 			return false, "", err
 		}
 		if s, why := j.condition("Failed"); s == "True" {

@@ -9,7 +9,8 @@ import (
 // TestReadyMeansJoined shows that a broker pod's Ready condition means "this broker has joined the
 // instance", not "its container started": a persistent size-2 MiniCluster is applied with a headless
 // Service that selects no pod, so rank 1 cannot find rank 0 and the instance cannot start (its quorum is both
-// ranks). Both brokers run, neither may become Ready, and the probe's reason is in the events.
+// ranks). Both brokers run, neither may become Ready, and the probe's reason is in the events (the
+// startupProbe's: it checks until the broker has joined, and the readinessProbe only after that).
 // Once the Service selects them, both join and become Ready, and rank 0 reaches both
 // with flux exec at once.
 func TestReadyMeansJoined(t *testing.T) {
@@ -46,12 +47,12 @@ func TestReadyMeansJoined(t *testing.T) {
 	}
 	var reasons []string
 	for _, e := range events(t, ns) {
-		if e.Reason == "Unhealthy" && strings.Contains(e.Message, "Readiness probe failed") {
+		if e.Reason == "Unhealthy" && strings.Contains(e.Message, "Startup probe failed") {
 			reasons = append(reasons, e.InvolvedObject.Name+": "+e.Message)
 		}
 	}
 	if len(reasons) == 0 {
-		t.Errorf("no Readiness probe failed event names why the %d running brokers are not Ready", len(running))
+		t.Errorf("no Startup probe failed event names why the %d running brokers are not Ready", len(running))
 	}
 	t.Logf("not Ready while not joined; the events say:\n%s", strings.Join(reasons, "\n"))
 

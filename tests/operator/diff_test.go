@@ -173,8 +173,7 @@ func compareBrokerConfig(t *testing.T, tl *tally, name string, opCM, ourCM, opSe
 		t.Errorf("our broker.toml does not parse: %v\n%s", err, ours)
 		return
 	}
-	var diffs []leafDiff
-	diffs = diffObjects("broker.toml", a, b)
+	diffs := diffObjects("broker.toml", a, b)
 	if len(diffs) == 0 {
 		tl.tomlEqual++
 	}

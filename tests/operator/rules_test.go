@@ -100,7 +100,7 @@ var rules = []rule{
 	// nodes it could not be scheduled beside the brokers).
 	r("D-services-tolerations", deliberate, roleServices, podSpec+`\.tolerations\[[^\]]+\]\..*`).when(absentInOperator),
 	// A broker pod is Ready only once its broker has joined the instance (docs: readiness).
-	r("D-readiness", deliberate, roleBroker, container+`\.readinessProbe\..*`).when(absentInOperator),
+	r("D-readiness", deliberate, roleBroker, container+`\.(startupProbe|readinessProbe)\..*`).when(absentInOperator),
 	r("D-readiness", deliberate, roleEntrypoint, `\.data\.broker-ready\.sh`).when(absentInOperator),
 	// Containers mount the view's software/ from the shared volume instead of a second copy.
 	r("D-view-subpath", deliberate, roleBroker, container+`\.volumeMounts\[flux-view\]\.subPath`).when(absentInOperator),
