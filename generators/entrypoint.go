@@ -24,8 +24,8 @@ import (
 //   - flux-init.sh writes <mountPath>/config/etc/flux/config/broker.toml,
 //     <mountPath>/config/etc/flux/system/hostlist, the view under <mountPath>/view and
 //     <mountPath>/software, and <mountPath>/flux-operator-done.txt.
-//   - broker-ready.sh (the broker container's startupProbe and readinessProbe) asks the broker's local socket
-//     <mountPath>/config/run/flux/local for its state.
+//   - broker-ready.sh (the broker container's startupProbe and readinessProbe) asks the broker's
+//     local socket <mountPath>/config/run/flux/local for its state.
 //   - wait-<i>.sh writes <mountPath>/config/curve/curve.cert (0600), .../etc/flux/system/R,
 //     the helper scripts <mountPath>/{flux-view,flux-connect,load-fluxion}.sh and
 //     <mountPath>/flux-operator-complete.txt.

@@ -26,8 +26,8 @@ complete() {
 }
 
 mkdir -p "$cache"
-# One build at a time per key: a second caller (e.g. make live while .ci/run's early start of this
-# build still runs) waits for the first and then finds its result.
+# One build at a time per key: a second caller (e.g. make cluster-up while make live builds) waits
+# for the first and then finds its result.
 exec 9>"$cache/node-$key.lock"
 flock 9
 if complete "$dest"; then

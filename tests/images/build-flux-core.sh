@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds flux-core from the vendored source (../shared/vendor, never committed) and installs it
 # with DESTDIR into a cache directory keyed by the tarball's and this script's sha256, outside the
-# checkout. A later run with the same tarball and script reuses the cache. Prints the install root (DESTDIR) on stdout; the
-# flux-core tree inside it is <root>/opt/software/flux-core-<version>.
+# checkout. A later run with the same tarball and script reuses the cache. Prints the install root
+# (DESTDIR) on stdout; the flux-core tree inside it is <root>/opt/software/flux-core-<version>.
 #
 # Needs flux-core's build dependencies from Debian 12 (listed in .ci/run, from
 # ../shared/vendor/README.md), with Debian's /usr/bin/python3. Lua 5.3 is required: Debian 12's lua-posix has no Lua 5.4 module.

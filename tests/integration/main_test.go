@@ -4,8 +4,9 @@
 // It is its own Go module so that k8s.io/kubernetes and its replace lines stay out of the main
 // module. Its modules are those of tools/node at the same versions, and make integration builds
 // with tools/node's flags (CGO_ENABLED=0, no -trimpath), so that the live cluster's binaries reuse
-// the Kubernetes packages this test compiled (.ci/hygiene.sh checks the versions). It drives the built binary (MINICLUSTER_FN; `make integration` builds and sets it), as
-// users and the keygen Job do, and never imports the main module.
+// the Kubernetes packages this test compiled (.ci/hygiene.sh checks the versions). It drives the
+// built binary (MINICLUSTER_FN; `make integration` builds and sets it), as users and the keygen Job
+// do, and never imports the main module.
 package integration
 
 import (

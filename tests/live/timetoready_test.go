@@ -22,9 +22,9 @@ import (
 // start was first seen, from apply: the keygen pod started, the certificate ConfigMap present, every
 // broker pod's init container started (its volumes, the certificate among them, are mounted), all 4
 // broker containers running, all 4 pods Ready (the startupProbe, then the readinessProbe: the broker
-// has joined; probed every 3 s until then), rank 0's command output (its log line's timestamp; the command runs once all 4 have
-// joined), and the Job Complete. The times are when a watch of the API server delivered the change
-// (milliseconds), not polls.
+// has joined; probed every 3 s until then), rank 0's command output (its log line's timestamp; the
+// command runs once all 4 have joined), and the Job Complete. The times are when a watch of the API
+// server delivered the change (milliseconds), not polls.
 //
 // It also reads the kubelet's log for the back-off of the certificate volume's mount in broker pods
 // created before the ConfigMap exists: per pod, the failed attempts and how long after the
