@@ -41,12 +41,14 @@ bin/kpt: tools/kpt/go.mod tools/kpt/go.sum
 run: build bin/kustomize
 	$(KUSTOMIZE) build --enable-alpha-plugins --enable-exec examples/hello-world
 
-## lint: gofmt, go vet and staticcheck (pinned in the tools module tools/lint/go.mod)
+## lint: gofmt, go vet, staticcheck (pinned in the tools module tools/lint/go.mod) and shellcheck of
+## the project's own scripts (the script templates are checked rendered, in tests/outputcheck)
 lint:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool -modfile=tools/lint/go.mod staticcheck ./...
+	shellcheck -x $$(git ls-files '*.sh' .ci/run | grep -v -e '^generators/templates/' -e '/testdata/')
 
 ## test: everything CI runs (the container tests skip, with a message, where podman is missing; the
 ## live tests skip loudly where the machine cannot run a kubelet, and fail there on CI)

@@ -41,6 +41,7 @@ for n in 10 100 1000; do
 done
 # Every input must render before it is timed.
 for f in "${tmp}"/hello.yaml "${tmp}"/rl-*.yaml; do
+  # shellcheck disable=SC2094 # it reads f and writes out-<f's name>: two different files
   if ! "${bin}" < "${f}" > "${tmp}/out-$(basename "${f}")" 2> "${tmp}/err.txt"; then
     echo "error: ${bin} failed on $(basename "${f}"):" >&2
     cat "${tmp}/err.txt" >&2
