@@ -32,6 +32,7 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -184,37 +185,20 @@ func printObjects(out io.Writer, cl client.Client, scheme *runtime.Scheme, names
 	return err
 }
 
+// itemsOf returns the objects of a list as YAML documents sorted by name, each with its kind set and
+// no resourceVersion, so that two runs print the same.
 func itemsOf(list client.ObjectList, scheme *runtime.Scheme) ([]string, error) {
-	var objs []client.Object
-	switch l := list.(type) {
-	case *corev1.ConfigMapList:
-		for i := range l.Items {
-			objs = append(objs, &l.Items[i])
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]client.Object, 0, len(items))
+	for _, item := range items {
+		o, ok := item.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("%T in %T has no object metadata", item, list)
 		}
-	case *corev1.SecretList:
-		for i := range l.Items {
-			objs = append(objs, &l.Items[i])
-		}
-	case *corev1.ServiceList:
-		for i := range l.Items {
-			objs = append(objs, &l.Items[i])
-		}
-	case *corev1.PodList:
-		for i := range l.Items {
-			objs = append(objs, &l.Items[i])
-		}
-	case *batchv1.JobList:
-		for i := range l.Items {
-			objs = append(objs, &l.Items[i])
-		}
-	case *networkingv1.IngressList:
-		for i := range l.Items {
-			objs = append(objs, &l.Items[i])
-		}
-	case *api.MiniClusterList:
-		for i := range l.Items {
-			objs = append(objs, &l.Items[i])
-		}
+		objs = append(objs, o)
 	}
 	sort.Slice(objs, func(i, j int) bool { return objs[i].GetName() < objs[j].GetName() })
 	var docs []string
