@@ -9,8 +9,9 @@ import (
 // brokerMilestones watches a MiniCluster's broker pods in the background and records, from start,
 // when all size pods were first seen with their broker container running and when each was first
 // seen Ready (its startupProbe, then its readinessProbe: the local broker has joined the
-// instance). Polled every 0.5 s, so a figure is late by at most that plus one API call; a pod whose
-// Ready window fell between two polls is not counted (hello-world's brokers may finish within a few seconds of joining).
+// instance). Polled every 0.5 s, so a figure is late by at most that plus one API call; a pod
+// whose Ready window fell between two polls is not counted (hello-world's brokers may finish
+// within a few seconds of joining).
 type brokerMilestones struct {
 	mu         sync.Mutex
 	allRunning time.Duration
