@@ -127,12 +127,13 @@ func (p Processor) render(rl *framework.ResourceList) (*rendered, error) {
 		}
 		out.generated = append(out.generated, generatedSet{src, g.objs})
 	}
+	var dropped framework.Results
+	out.kept, dropped = keepItems(rl.Items, rl.FunctionConfig, sources)
+	results = append(results, nameCollisions(out.generated, out.kept)...)
 	rl.Results = append(rl.Results, results...)
 	if errs := withSeverity(results, framework.Error); len(errs) > 0 {
 		return nil, errs
 	}
-	var dropped framework.Results
-	out.kept, dropped = keepItems(rl.Items, rl.FunctionConfig, sources)
 	rl.Results = append(rl.Results, dropped...)
 	slices.SortStableFunc(out.kept, byFile)
 	return out, nil

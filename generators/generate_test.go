@@ -374,9 +374,10 @@ spec:
 	if pods[0].Spec.Containers[0].Command != nil {
 		t.Error("services keep their image's entrypoint")
 	}
-	port := find(objs, func(s *corev1.Service) bool { return s.Name == "nginx" })
+	// Named after the MiniCluster too, so two MiniClusters with an nginx sidecar do not collide.
+	port := find(objs, func(s *corev1.Service) bool { return s.Name == "svc-nginx" })
 	if len(port) != 1 || len(port[0].Spec.Ports) != 2 || port[0].Spec.ClusterIP != "" {
-		t.Errorf("want ClusterIP Service nginx with two ports, got %s", toJSON(t, port))
+		t.Errorf("want ClusterIP Service svc-nginx with two ports, got %s", toJSON(t, port))
 	}
 	job := brokerJobOf(t, objs)
 	if job.Spec.Template.Spec.Containers[1].Command != nil {

@@ -109,6 +109,15 @@ func newNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, jobHash, keygenHa
 	}
 }
 
+// NamedBy is the MiniCluster field an object's name comes from, for a message about the name.
+func NamedBy(obj Object) string {
+	switch obj.GetLabels()[LabelComponent] {
+	case componentHeadless, componentCurve:
+		return "spec.network.headlessName"
+	}
+	return "metadata.name"
+}
+
 func truncate(s string, n int) string {
 	if len(s) > n {
 		return s[:n]

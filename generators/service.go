@@ -37,7 +37,7 @@ func headlessService(mc *v1alpha2.MiniCluster, n names) *corev1.Service {
 }
 
 // portServices are the ClusterIP Services the operator makes for sidecar containers with ports,
-// one per container, named after it.
+// one per container, named <MiniCluster>-<container> (the operator: <container>).
 func portServices(mc *v1alpha2.MiniCluster) []*corev1.Service {
 	var out []*corev1.Service
 	for _, c := range mc.Spec.Containers {
@@ -46,7 +46,7 @@ func portServices(mc *v1alpha2.MiniCluster) []*corev1.Service {
 		}
 		svc := &corev1.Service{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-			ObjectMeta: objectMeta(mc, c.Name, componentPort, waveConfig),
+			ObjectMeta: objectMeta(mc, v1alpha2.PortServiceName(mc.Name, c.Name), componentPort, waveConfig),
 			Spec: corev1.ServiceSpec{
 				Selector: map[string]string{LabelInstance: mc.Name, LabelComponent: componentBroker},
 			},

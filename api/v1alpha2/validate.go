@@ -31,6 +31,11 @@ const (
 // ServicesHostSuffix is appended to the MiniCluster name for the services pod's hostname.
 const ServicesHostSuffix = "-services"
 
+// PortServiceName names the Service of a sidecar container with ports. The operator names it after
+// the container alone; the MiniCluster's name in front keeps two MiniClusters with a sidecar of
+// the same name from generating the same Service.
+func PortServiceName(miniCluster, container string) string { return miniCluster + "-" + container }
+
 // Validate checks a defaulted MiniCluster: the operator's Validate() rules and our stricter ones.
 // It returns every problem, not just the first.
 func (m *MiniCluster) Validate(opts Options) field.ErrorList {
@@ -138,6 +143,13 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 			name = ""
 		}
 		errs = append(errs, validateContainer(c, p, name, names, reservedVolumes)...)
+		if !c.RunFlux && len(c.Ports) > 0 && m.Name != "" && c.Name != "" {
+			svc := PortServiceName(m.Name, c.Name)
+			for _, msg := range validation.IsDNS1035Label(svc) {
+				errs = append(errs, field.Invalid(p.Child("name"), c.Name,
+					fmt.Sprintf("with ports, the container gets the Service <metadata.name>-<name> %q, which must be a DNS-1035 label: %s", svc, msg)))
+			}
+		}
 	}
 	if len(s.Containers) > 0 && len(runFlux) != 1 {
 		if len(runFlux) == 0 {

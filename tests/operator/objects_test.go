@@ -90,7 +90,8 @@ func ourRole(o object) string {
 	case "services":
 		return roleServices
 	case "port-service":
-		return rolePortPrefix + o.name()
+		// Ours is <MiniCluster>-<container>, the operator's <container> (D-port-service-name).
+		return rolePortPrefix + strings.TrimPrefix(o.name(), o.label("app.kubernetes.io/instance")+"-")
 	case "keygen":
 		return roleKeygen + " " + o.kind()
 	case "curve":

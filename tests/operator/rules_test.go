@@ -58,6 +58,7 @@ var rules = []rule{
 	// Names: the broker Job and its ConfigMap are <name>-<hash> unless job-naming stable.
 	r("D-job-naming", deliberate, roleBroker+"|"+roleEntrypoint, `\.metadata\.name`).when(both),
 	r("D-job-naming", deliberate, roleServices, `\.metadata\.name`).when(both),
+	r("D-port-service-name", deliberate, rolePortPrefix+".*", `\.metadata\.name`).when(both),
 	// The services Pod: the operator's getPodLabels mutates spec.pod.labels, so job-name leaks
 	// into the broker pods' labels; the services Pod's job-name lets the headless Service select it.
 	r("F-job-name-label", bugFixed, roleBroker, `\.spec\.template\.metadata\.labels\.job-name`).when(absentInOurs),
