@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,5 +241,128 @@ func TestFluxcdRenderScriptShellcheck(t *testing.T) {
 	}
 	if out, err := exec.Command(shellcheck, filepath.Join("..", "..", "examples", "fluxcd", "render.sh")).CombinedOutput(); err != nil {
 		t.Errorf("shellcheck: %v\n%s", err, out)
+	}
+}
+
+// runRenderScript runs examples/fluxcd/render.sh from the repository's top directory with the
+// minicluster-fn binary fnBin, returning its combined output.
+func runRenderScript(t *testing.T, fnBin string, args ...string) (string, error) {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed: render.sh not run")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bash, append([]string{filepath.Join("examples", "fluxcd", "render.sh")}, args...)...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "MINICLUSTER_FN="+fnBin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// readDir is the content of every file in dir, by name.
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = string(data)
+	}
+	return files
+}
+
+// TestFluxcdRenderScriptParsesYAML: render.sh finds the MiniClusters under a directory by parsing
+// the files, as minicluster-fn does, so a kind line written in any YAML form is rendered; a file it
+// cannot render (a MiniCluster beside another object, YAML that does not parse) stops it, naming
+// the file, with the output directory as it was. Before, a grep for "kind: MiniCluster" skipped
+// such files, and the output rendered from them earlier disappeared: Flux CD prunes the cluster.
+func TestFluxcdRenderScriptParsesYAML(t *testing.T) {
+	fnBin := fnBinaryForScripts(t)
+	work := t.TempDir()
+	src, out := filepath.Join(work, "hpc"), filepath.Join(work, "deploy")
+	mc := func(name, kindLine string) string {
+		return "apiVersion: flux-framework.org/v1alpha2\n" + kindLine + "\nmetadata:\n  name: " + name +
+			"\nspec:\n  containers: [{image: ubuntu:noble, command: hostname}]\n"
+	}
+	files := map[string]string{
+		"plain.yaml":          mc("plain", "kind: MiniCluster"),
+		"quoted.yaml":         mc("double-quoted", `kind: "MiniCluster"`),
+		"team/single.yml":     mc("single-quoted", `kind: 'MiniCluster'`),
+		"commented.yaml":      mc("commented", "kind: MiniCluster # the HPC cluster"),
+		"flow.yaml":           `{apiVersion: flux-framework.org/v1alpha2, kind: MiniCluster, metadata: {name: flow}, spec: {containers: [{image: ubuntu:noble}]}}` + "\n",
+		"kustomization.yaml":  "resources: [plain.yaml]\n",
+		"team/namespace.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: hpc\n",
+		"playbook.yml":        "- hosts: all\n",
+	}
+	var miniClusterFiles []string
+	for name, text := range files {
+		file := filepath.Join(src, name)
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(text, "MiniCluster") {
+			miniClusterFiles = append(miniClusterFiles, file)
+		}
+	}
+	// The output of an earlier run, from the files named one by one.
+	if combined, err := runRenderScript(t, fnBin, append([]string{out}, miniClusterFiles...)...); err != nil {
+		t.Fatalf("render.sh FILE...: %v\n%s", err, combined)
+	}
+	before := readDir(t, out)
+	for _, name := range []string{"plain", "double-quoted", "single-quoted", "commented", "flow"} {
+		if !strings.Contains(before["kustomization.yaml"], "- "+name+".yaml\n") {
+			t.Errorf("render.sh FILE... did not render %s:\n%s", name, before["kustomization.yaml"])
+		}
+	}
+
+	// The same MiniClusters found under the directory: the same output, nothing pruned.
+	if combined, err := runRenderScript(t, fnBin, out, src); err != nil {
+		t.Fatalf("render.sh DIR: %v\n%s", err, combined)
+	}
+	after := readDir(t, out)
+	for name, text := range before {
+		if name != "kustomization.yaml" && after[name] != text {
+			t.Errorf("render.sh DIR: %s differs from the earlier render or is gone", name)
+		}
+	}
+	if len(after) != len(before) {
+		t.Errorf("render.sh DIR wrote %d files, the earlier render %d", len(after), len(before))
+	}
+
+	for name, tc := range map[string]struct{ file, text, want string }{
+		"MiniCluster beside another object": {"mixed.yaml", mc("mixed", `kind: "MiniCluster"`) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n",
+			"ConfigMap/settings is in a file that holds a MiniCluster"},
+		"YAML that does not parse": {"broken.yaml", mc("broken", `kind: "MiniCluster"`) + "  size: [\n", "YAML does not parse"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			bad := filepath.Join(src, tc.file)
+			if err := os.WriteFile(bad, []byte(tc.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(bad)
+			combined, err := runRenderScript(t, fnBin, out, src)
+			if err == nil {
+				t.Errorf("render.sh succeeded:\n%s", combined)
+			}
+			if !strings.Contains(combined, "error: "+bad) || !strings.Contains(combined, tc.want) {
+				t.Errorf("the message must name %s and say %q:\n%s", bad, tc.want, combined)
+			}
+			if got := readDir(t, out); !maps.Equal(got, after) {
+				t.Errorf("the output directory changed: %d files, %d before", len(got), len(after))
+			}
+		})
 	}
 }

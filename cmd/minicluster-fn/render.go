@@ -12,12 +12,13 @@ import (
 
 func newRenderCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "render FILE... | -",
+		Use:   "render FILE|DIR... | -",
 		Short: "Print the manifests of the MiniClusters in the given files",
 		Long: `render reads MiniCluster documents from files (or stdin with "-") and prints their manifest
 sets as one YAML stream, ready to commit for Flux CD or to apply. Every document must be a
-MiniCluster. If any of them is invalid, every problem is printed to stderr, nothing is printed to
-stdout and the exit code is 1.`,
+MiniCluster. A directory stands for the *.yaml and *.yml files under it that hold a MiniCluster,
+as for validate. If any of them is invalid, every problem is printed to stderr, nothing is
+printed to stdout and the exit code is 1.`,
 		Example: `  minicluster-fn render examples/hello-world/minicluster.yaml
   cat minicluster.yaml | minicluster-fn render - > deploy/flux-sample.yaml`,
 		Args: cobra.MinimumNArgs(1),

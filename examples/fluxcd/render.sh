@@ -13,6 +13,10 @@
 #               them, so a MiniCluster deleted from the repository disappears from OUT_DIR and
 #               Flux CD prunes its objects.
 #   SOURCE      MiniCluster files, or directories searched for *.yaml/*.yml files that hold one.
+#               minicluster-fn decides which files hold a MiniCluster by parsing them (any YAML
+#               spelling of the kind). Under a directory, every *.yaml/*.yml file must parse, and a
+#               file that holds a MiniCluster must hold nothing else; otherwise the script fails
+#               naming the file, and OUT_DIR is left as it was.
 #   -f FILE     also write the Flux CD objects for OUT_DIR to FILE (outside OUT_DIR), with
 #               `minicluster-fn fluxcd OUT_DIR FLUXCD_FLAGS...`. Their health checks name the
 #               hashed Job names of this render, so commit FILE together with OUT_DIR and let
@@ -71,29 +75,25 @@ if [[ -n ${fluxcd_file} && $(dirname "${fluxcd_file}") -ef ${out} ]]; then
   exit 2
 fi
 
-# Every file that holds a MiniCluster, sorted so that the output does not depend on the order
-# the file system lists them in.
+tmp=$(mktemp -d)
+trap 'rm -rf "${tmp}"' EXIT
+
+# minicluster-fn validates every MiniCluster of the sources in one run (so it also refuses two
+# MiniClusters that would generate the same object) and prints "ok: FILE: MiniCluster/NAME" for
+# each. It, not a text pattern, decides which files under a directory hold MiniClusters: a file
+# skipped by mistake would vanish from OUT_DIR, and Flux CD would prune its running cluster.
+"${fn}" validate "${sources[@]}" > "${tmp}/validated"
 files=()
-for src in "${sources[@]}"; do
-  if [[ -d ${src} ]]; then
-    while IFS= read -r f; do
-      files+=("${f}")
-    done < <(grep -rlE --include='*.yaml' --include='*.yml' '^kind:[[:space:]]*MiniCluster[[:space:]]*$' "${src}" | LC_ALL=C sort)
-  else
-    files+=("${src}")
-  fi
-done
+while IFS= read -r f; do
+  files+=("${f}")
+done < <(sed -n 's|^ok: \(.*\): MiniCluster/[^/]*$|\1|p' "${tmp}/validated" | awk '!seen[$0]++')
 if [[ ${#files[@]} -eq 0 ]]; then
   echo "render.sh: no MiniCluster found in: ${sources[*]}" >&2
   exit 1
 fi
 
-tmp=$(mktemp -d)
-trap 'rm -rf "${tmp}"' EXIT
-
-# validate prints "ok: FILE: MiniCluster/NAME" per MiniCluster; each file is rendered into
-# <names of its MiniClusters>.yaml, so file names say what is inside and stay stable.
-"${fn}" validate "${files[@]}" > "${tmp}/validated"
+# Each file is rendered into <names of its MiniClusters>.yaml, so file names say what is inside
+# and stay stable.
 for f in "${files[@]}"; do
   names=$(awk -v prefix="ok: ${f}: MiniCluster/" 'index($0, prefix) == 1 { print substr($0, length(prefix) + 1) }' "${tmp}/validated" | paste -sd_ -)
   target="${tmp}/${names}.yaml"
