@@ -125,6 +125,9 @@ func (p Processor) render(rl *framework.ResourceList) (*rendered, error) {
 		for _, w := range g.warns {
 			results = append(results, src.result(framework.Warning, w.Field, w.Message, nil))
 		}
+		for _, n := range generators.Notes(src.mc, src.opts) {
+			results = append(results, src.result(framework.Info, n.Field, n.Message, nil))
+		}
 		out.generated = append(out.generated, generatedSet{src, g.objs})
 	}
 	var dropped framework.Results

@@ -2,6 +2,7 @@ package generators
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -476,5 +477,54 @@ spec:
 		if !c.Stdin || !c.TTY {
 			t.Errorf("container %s: stdin %v, tty %v; want both true as with the operator", c.Name, c.Stdin, c.TTY)
 		}
+	}
+}
+
+// TestNotesSayWhenASizeChangeReplacesTheCluster: a MiniCluster that runs until deleted gets a note
+// exactly when a change of its size renames the broker Job (GitOps prune then replaces the running
+// cluster); a MiniCluster that runs a command gets none, since its new Job reruns the command.
+func TestNotesSayWhenASizeChangeReplacesTheCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec       string
+		persistent, note bool
+	}{
+		{"interactive", "  interactive: true\n  containers: [{image: a, command: hostname}]\n", true, true},
+		{"no command", "  containers: [{image: a}]\n", true, true},
+		{"script", "  containers: [{image: a, commands: {script: hostname}}]\n", false, false},
+		{"interactive with maxSize", "  maxSize: 8\n  interactive: true\n  containers: [{image: a}]\n", true, false},
+		{"command", "  containers: [{image: a, command: hostname}]\n", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := func(size int) string {
+				return fmt.Sprintf("apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata: {name: s}\nspec:\n  size: %d\n%s", size, tc.spec)
+			}
+			notes := Notes(miniCluster(t, doc(4)))
+			if got := len(notes) == 1 && notes[0].Field == "spec.maxSize" && strings.Contains(notes[0].Message, "set spec.maxSize"); got != tc.note {
+				t.Errorf("want a note on spec.maxSize: %v, got %v", tc.note, notes)
+			}
+			renamed := brokerJobOf(t, must(generate(t, doc(4)))).Name != brokerJobOf(t, must(generate(t, doc(5)))).Name
+			if tc.note != (renamed && tc.persistent) {
+				t.Errorf("size 4 to 5 renames the Job: %v; the note must say so exactly for a cluster that runs until deleted", renamed)
+			}
+		})
+	}
+
+	// With stable names the Job keeps its name, but the host list that running brokers read at
+	// start changes in place: the note says that instead.
+	stable := func(size int) string {
+		return fmt.Sprintf("apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata:\n  name: s\n  annotations: {minicluster-fn.dev/job-naming: stable}\n"+
+			"spec:\n  size: %d\n  interactive: true\n  containers: [{image: a}]\n", size)
+	}
+	notes := Notes(miniCluster(t, stable(4)))
+	if len(notes) != 1 || !strings.Contains(notes[0].Message, "host list") || strings.Contains(notes[0].Message, "rename") {
+		t.Errorf("stable names: want a note on the host list, got %v", notes)
+	}
+	entrypoint := func(size int) string {
+		cms := find(must(generate(t, stable(size))), func(c *corev1.ConfigMap) bool { return c.Labels[LabelComponent] == componentEntrypoint })
+		return cms[0].Name + "\n" + cms[0].Data[BrokerConfigKey]
+	}
+	if brokerJobOf(t, must(generate(t, stable(4)))).Name != "s" || entrypoint(4) == entrypoint(5) ||
+		!strings.HasPrefix(entrypoint(5), "s-entrypoint\n") {
+		t.Errorf("stable names: want the Job and ConfigMap names kept and broker.toml changed from size 4 to 5:\n%s\n%s", entrypoint(4), entrypoint(5))
 	}
 }

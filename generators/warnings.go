@@ -1,6 +1,7 @@
 package generators
 
 import (
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -54,4 +55,38 @@ func warnings(mc *v1alpha2.MiniCluster) []Warning {
 		}
 	}
 	return out
+}
+
+// Notes are facts about what a later edit of mc would do to a running cluster, for the user to
+// know before the edit lands (info results). mc must be defaulted.
+func Notes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) []Warning {
+	s := &mc.Spec
+	reason := persistentReason(mc)
+	if reason == "" || s.MaxSize != s.Size {
+		return nil
+	}
+	// Without room to grow, the scripts' host list is rendered for size (resolveNames). For a
+	// MiniCluster that runs a command, a new Job reruns the command at the new size, which is what
+	// such an edit asks for; a cluster that runs until deleted would lose its running instance.
+	effect := "a change of spec.size will rename the broker Job, so a GitOps sync with prune deletes the running cluster and starts a new one"
+	if opts.JobNaming == v1alpha2.JobNamingStable {
+		effect = "a change of spec.size rewrites the brokers' host list in place, and running brokers read it only when they start, " +
+			"so ranks added to the running cluster are not in its host list"
+	}
+	return []Warning{{"spec.maxSize", fmt.Sprintf("equals spec.size (%d; unset, it defaults to size), and %s: %s; "+
+		"to change the size in place later, set spec.maxSize to the largest size it may grow to", s.Size, reason, effect)}}
+}
+
+// persistentReason says why the brokers of mc run until the cluster is deleted, or is "" when
+// the lead broker runs a command and the brokers exit when it ends.
+func persistentReason(mc *v1alpha2.MiniCluster) string {
+	if mc.Spec.Interactive {
+		return "spec.interactive keeps the brokers running until the cluster is deleted"
+	}
+	for _, c := range mc.Spec.Containers {
+		if c.RunFlux && c.Command == "" && c.Commands.Script == "" {
+			return "without a command the brokers run until the cluster is deleted"
+		}
+	}
+	return ""
 }

@@ -143,7 +143,8 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 			name = ""
 		}
 		errs = append(errs, validateContainer(c, p, name, names, reservedVolumes)...)
-		if !c.RunFlux && len(c.Ports) > 0 && m.Name != "" && c.Name != "" {
+		// (Names that are not DNS labels at all are reported once, above.)
+		if !c.RunFlux && len(c.Ports) > 0 && len(validation.IsDNS1123Label(m.Name)) == 0 && len(validation.IsDNS1123Label(c.Name)) == 0 {
 			svc := PortServiceName(m.Name, c.Name)
 			for _, msg := range validation.IsDNS1035Label(svc) {
 				errs = append(errs, field.Invalid(p.Child("name"), c.Name,

@@ -43,8 +43,9 @@ func golden(t *testing.T, file, got string) {
 }
 
 // TestRenderGolden renders every testdata/render/<case>/input.yaml. Valid input must match
-// expected.yaml with nothing on stderr but warnings; invalid input must fail, print nothing on
-// stdout and print the messages of errors.txt.
+// expected.yaml with nothing on stderr but the warnings and info lines of stderr.txt (validate
+// prints the same); invalid input must fail, print nothing on stdout and print the messages of
+// errors.txt.
 func TestRenderGolden(t *testing.T) {
 	inputs, _ := filepath.Glob("testdata/render/*/input.yaml")
 	if len(inputs) == 0 {
@@ -54,13 +55,18 @@ func TestRenderGolden(t *testing.T) {
 		dir := filepath.Dir(input)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			out, errOut, err := runCmd(t, "", "render", input)
-			expected, errorsFile := filepath.Join(dir, "expected.yaml"), filepath.Join(dir, "errors.txt")
+			expected, errorsFile, stderrFile := filepath.Join(dir, "expected.yaml"), filepath.Join(dir, "errors.txt"), filepath.Join(dir, "stderr.txt")
 			if *update {
 				os.Remove(expected)
 				os.Remove(errorsFile)
-				if err != nil {
+				os.Remove(stderrFile)
+				switch {
+				case err != nil:
 					golden(t, errorsFile, errOut)
-				} else {
+				case errOut != "":
+					golden(t, stderrFile, errOut)
+					fallthrough
+				default:
 					golden(t, expected, out)
 				}
 				return
@@ -84,9 +90,15 @@ func TestRenderGolden(t *testing.T) {
 				t.Fatalf("render failed: %v\n%s", err, errOut)
 			}
 			for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
-				if line != "" && !strings.HasPrefix(line, "warning: ") {
+				if line != "" && !strings.HasPrefix(line, "warning: "+input+": ") && !strings.HasPrefix(line, "info: "+input+": ") {
 					t.Errorf("unexpected stderr line for valid input: %q", line)
 				}
+			}
+			if _, statErr := os.Stat(stderrFile); statErr == nil || errOut != "" {
+				golden(t, stderrFile, errOut)
+			}
+			if _, validateErr, err := runCmd(t, "", "validate", input); err != nil || validateErr != errOut {
+				t.Errorf("validate: err %v, stderr\n%s\nwant render's\n%s", err, validateErr, errOut)
 			}
 			golden(t, expected, out)
 		})
