@@ -81,7 +81,7 @@ func TestCorpus(t *testing.T) {
 					if len(bytes.TrimSpace(res.stdout)) == 0 {
 						t.Fatalf("exit 0 with an empty manifest stream")
 					}
-					checkStderrLines(t, res.stderr, f, "warning: ")
+					checkStderrLines(t, res.stderr, f, "warning: ", "info: ")
 					m, err := decodeManifests(res.stdout)
 					if err != nil {
 						t.Fatalf("decoding the output: %v", err)
@@ -105,7 +105,7 @@ func TestCorpus(t *testing.T) {
 				if !bytes.Contains(res.stderr, []byte("error: ")) {
 					t.Errorf("exit %d without an error line on stderr", res.code)
 				}
-				checkStderrLines(t, res.stderr, f, "error: ", "warning: ")
+				checkStderrLines(t, res.stderr, f, "error: ", "warning: ", "info: ")
 			})
 		}
 	})
