@@ -493,6 +493,7 @@ func TestNotesSayWhenASizeChangeReplacesTheCluster(t *testing.T) {
 		{"script", "  containers: [{image: a, commands: {script: hostname}}]\n", false, false},
 		{"interactive with maxSize", "  maxSize: 8\n  interactive: true\n  containers: [{image: a}]\n", true, false},
 		{"command", "  containers: [{image: a, command: hostname}]\n", false, false},
+		{"hand-written host list", "  interactive: true\n  flux: {bursting: {hostlist: 's-[0-7]'}}\n  containers: [{image: a}]\n", true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := func(size int) string {

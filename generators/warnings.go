@@ -61,8 +61,9 @@ func warnings(mc *v1alpha2.MiniCluster) []Warning {
 // know before the edit lands (info results). mc must be defaulted.
 func Notes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) []Warning {
 	s := &mc.Spec
-	reason := persistentReason(mc)
-	if reason == "" || s.MaxSize != s.Size {
+	reason := runsUntilDeleted(mc)
+	if reason == "" || s.MaxSize != s.Size || mc.UserNamedHosts() != "" {
+		// (A host list the user writes changes only as the user writes it.)
 		return nil
 	}
 	// Without room to grow, the scripts' host list is rendered for size (resolveNames). For a
@@ -77,9 +78,9 @@ func Notes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) []Warning {
 		"to change the size in place later, set spec.maxSize to the largest size it may grow to", s.Size, reason, effect)}}
 }
 
-// persistentReason says why the brokers of mc run until the cluster is deleted, or is "" when
+// runsUntilDeleted says why the brokers of mc run until the cluster is deleted, or is "" when
 // the lead broker runs a command and the brokers exit when it ends.
-func persistentReason(mc *v1alpha2.MiniCluster) string {
+func runsUntilDeleted(mc *v1alpha2.MiniCluster) string {
 	if mc.Spec.Interactive {
 		return "spec.interactive keeps the brokers running until the cluster is deleted"
 	}

@@ -59,12 +59,12 @@ func readMiniClusterFiles(sources []string, stdin io.Reader) ([]*yaml.RNode, fra
 		if len(docs) == 0 {
 			problem(file, 0, "empty input: expected a MiniCluster document")
 		}
-		holdsMiniCluster := slices.ContainsFunc(docs, fn.IsMiniCluster)
+		hasMiniCluster := slices.ContainsFunc(docs, fn.IsMiniCluster)
 		for i, doc := range docs {
 			switch {
 			case doc.GetKind() == v1alpha2.Kind && doc.GetApiVersion() == v1alpha2.APIVersion:
 				nodes = append(nodes, doc)
-			case holdsMiniCluster && !fn.IsMiniCluster(doc):
+			case hasMiniCluster && !fn.IsMiniCluster(doc):
 				// Rendering the file would drop this object from what is applied: the rendered
 				// output holds the MiniClusters' objects only.
 				problem(file, i, fmt.Sprintf("%s/%s is in a file that holds a MiniCluster: a MiniCluster file must hold only MiniClusters, "+
