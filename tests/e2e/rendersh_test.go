@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,4 +48,39 @@ func TestRenderScriptOutputBuilds(t *testing.T) {
 	if strings.Join(ports, " ") != "team-a-web team-b-web" {
 		t.Errorf("port Services %v, want team-a-web and team-b-web", ports)
 	}
+
+	// A third MiniCluster whose headless Service would be team-a's: render.sh stops before it
+	// writes anything, and says which MiniClusters and which object.
+	third := filepath.Join(src, "team-c.yaml")
+	doc := "apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata:\n  name: team-c\nspec:\n  network: {headlessName: team-a}\n" +
+		"  containers: [{image: ubuntu:noble, command: hostname}]\n"
+	if err := os.WriteFile(third, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := dirContent(t, out)
+	res = runEnv(t, nil, work, env, "bash", script, out, src)
+	if res.code == 0 || !strings.Contains(string(res.stderr), `MiniCluster "team-a" (`+filepath.Join(src, "team-a.yaml")+`) and MiniCluster "team-c" (`+third+`) would both generate Service/team-a`) {
+		t.Errorf("render.sh with two MiniClusters that generate Service/team-a: exit %d\n%s", res.code, res.stderr)
+	}
+	if after := dirContent(t, out); !maps.Equal(after, before) {
+		t.Errorf("render.sh changed the output directory: %d files, %d before", len(after), len(before))
+	}
+}
+
+// dirContent is the text of every file in dir, by name.
+func dirContent(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := map[string]string{}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		content[e.Name()] = string(data)
+	}
+	return content
 }
