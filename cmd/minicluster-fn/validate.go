@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 
 	"github.com/minicluster-fn/minicluster-fn/fn"
@@ -17,7 +20,9 @@ func newValidateCmd() *cobra.Command {
 		Long: `validate checks MiniCluster documents the way render does (the operator's rules plus
 stricter ones: unknown fields, DNS names, hostname length, sizes, one runFlux container,
 images, volume sources) and prints every problem, not just the first. Warnings name operator
-features that behave differently without the operator. Exit code 1 if any error was found.`,
+features that behave differently without the operator. Every MiniCluster without an error of its
+own gets an "ok:" line on stdout, also when other files have errors. Exit code 1 if any error was
+found.`,
 		Example: `  minicluster-fn validate examples/*/minicluster.yaml`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -26,15 +31,45 @@ features that behave differently without the operator. Exit code 1 if any error 
 	}
 }
 
+// document is a file and the index of a YAML document in it, as results and items name them.
+type document struct {
+	path  string
+	index int
+}
+
 func validate(files []string, stdin io.Reader, out, errOut io.Writer) error {
-	rl, err := processFiles(files, stdin, errOut)
-	if err != nil {
-		return err
+	nodes, results := readMiniClusterFiles(files, stdin)
+	rl := &framework.ResourceList{Items: nodes}
+	var checkErr error
+	if len(nodes) > 0 {
+		checkErr = fn.Processor{Standalone: true}.Check(rl)
+	}
+	results = append(results, rl.Results...)
+	printResults(errOut, results)
+
+	// One bad file must not hide that the others are fine: every MiniCluster whose document has
+	// no error gets its line.
+	failed := map[document]bool{}
+	for _, r := range results {
+		if r.Severity == framework.Error && r.File != nil {
+			failed[document{r.File.Path, r.File.Index}] = true
+		}
 	}
 	for _, item := range rl.Items {
-		if fn.IsMiniCluster(item) {
-			fmt.Fprintf(out, "ok: %s: MiniCluster/%s\n", item.GetAnnotations()[kioutil.PathAnnotation], item.GetName())
+		if !fn.IsMiniCluster(item) {
+			continue
 		}
+		path, index, _ := kioutil.GetFileAnnotations(item)
+		i, _ := strconv.Atoi(index)
+		if !failed[document{path, i}] {
+			fmt.Fprintf(out, "ok: %s: MiniCluster/%s\n", path, item.GetName())
+		}
+	}
+	if checkErr != nil {
+		return checkErr
+	}
+	if len(failed) > 0 {
+		return errors.New("invalid input")
 	}
 	return nil
 }
