@@ -37,9 +37,11 @@ bin/kpt: tools/kpt/go.mod tools/kpt/go.sum
 	cd tools/kpt && $(GO) build -ldflags "-X github.com/GoogleContainerTools/kpt/run.version=$$($(GO) list -m -f '{{.Version}}' github.com/GoogleContainerTools/kpt)" \
 	  -o $(KPT) github.com/GoogleContainerTools/kpt
 
-## run: render the hello-world example with kustomize, as a user would
-run: build bin/kustomize
-	$(KUSTOMIZE) build --enable-alpha-plugins --enable-exec examples/hello-world
+## run: render the hello-world example with kustomize, as a user would. Only the manifests go to
+## stdout (`make run > out.yaml` is valid YAML): the builds run quietly, their messages on stderr.
+run:
+	@$(MAKE) --no-print-directory build bin/kustomize >&2
+	@$(KUSTOMIZE) build --enable-alpha-plugins --enable-exec examples/hello-world
 
 ## lint: gofmt, go vet, staticcheck (pinned in the tools module tools/lint/go.mod) and shellcheck of
 ## the project's own scripts (the script templates are checked rendered, in tests/outputcheck)
