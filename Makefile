@@ -15,10 +15,14 @@ KPT := $(BIN)/kpt
 export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
+.PHONY: all deps build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
   cluster-up cluster-down live bench-live
 
 all: build
+
+## deps: the Debian packages make test uses (root or sudo; tools/deps.sh, which .ci/run runs too)
+deps:
+	bash tools/deps.sh
 
 ## build: the static minicluster-fn binary in bin/
 build:
@@ -54,9 +58,9 @@ lint:
 	  set -x; shellcheck -x $$(git ls-files '*.sh' .ci/run | grep -v -e '^generators/templates/' -e '/testdata/'); \
 	else echo "lint: SKIPPED shellcheck of the project's scripts: shellcheck is not installed (Debian package shellcheck)"; fi
 
-## test: everything CI runs (the container tests skip, with a message, where podman is missing; the
+## test: everything CI runs, starting with deps, so a first run on a fresh machine is CI's run (the
 ## live tests skip loudly where the machine cannot run a kubelet, and fail there on CI)
-test: hygiene lint unit bench-once integration operator-diff container-test-if-podman fuzz live
+test: deps hygiene lint unit bench-once integration operator-diff container-test-if-podman fuzz live
 
 ## hygiene: no tracked file over 1 MB, and `go mod tidy -diff` clean in every module
 hygiene:
