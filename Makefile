@@ -152,7 +152,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME_RENDER) -fuzzminimizetime 20x ./fn
 
 ## bench: Go benchmarks, and whole-process figures of the function against a trivial kyaml
-## fn/framework function measured in the same run (issue 13's budget; tests/bench/process-time.sh)
+## fn/framework function measured in the same run (the budget is in tests/bench/process-time.sh)
 bench: build $(KUSTOMIZE)
 	$(GO) test -run '^$$' -bench . -benchmem ./fn/ ./generators/
 	bash tests/bench/process-time.sh $(FN)

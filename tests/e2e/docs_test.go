@@ -65,3 +65,46 @@ func TestImageReferencesMatchTheBuild(t *testing.T) {
 		t.Fatalf("no reference to %s found under %s: the test looks in the wrong place", version.ImageRepository, root)
 	}
 }
+
+// TestNoPointersOutsideTheRepository: comments and docs state facts or link public sources. A
+// pointer to the project's private notes ("reference/flux-operator.md §1.8", "issue 13") means
+// nothing to a maintainer who clones the repository. (The vendored sources and the corpus under
+// ../shared are test inputs, read by tests that skip clearly without them.)
+func TestNoPointersOutsideTheRepository(t *testing.T) {
+	root := repoRoot(t)
+	pointer := regexp.MustCompile(`\breference/|\breference §|\b(?:tooling|flux-runtime|real-node|flux-operator|krm-gitops)\.md\b|\bDESIGN(?:\.md)? ?§|(?i:\bissue #?\d+|\bsession \d+\b)`)
+	text := map[string]bool{".go": true, ".md": true, ".sh": true, ".yaml": true, ".yml": true, ".py": true, ".toml": true}
+	checked := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == ".git" || name == "bin" || name == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !text[filepath.Ext(p)] && d.Name() != "Makefile" && d.Name() != "Kptfile" && d.Name() != "run" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		checked++
+		rel, _ := filepath.Rel(root, p)
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := pointer.FindString(line); m != "" && rel != "tests/e2e/docs_test.go" {
+				t.Errorf("%s:%d points outside the repository (%q): say the fact itself, or link a public source", rel, i+1, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 50 {
+		t.Fatalf("only %d files checked under %s: the test looks in the wrong place", checked, root)
+	}
+}
