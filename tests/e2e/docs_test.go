@@ -108,3 +108,27 @@ func TestNoPointersOutsideTheRepository(t *testing.T) {
 		t.Fatalf("only %d files checked under %s: the test looks in the wrong place", checked, root)
 	}
 }
+
+// TestDocsStateCurrentFacts: the docs say what holds now, with the figures and the commands that
+// measured them, not a diary of runs: no dates, no commits, no "since fixed". The history is in git.
+func TestDocsStateCurrentFacts(t *testing.T) {
+	root := repoRoot(t)
+	diary := regexp.MustCompile(`\b20\d\d-\d\d-\d\d\b|(?i:\bsince fixed\b|\b(?:on|of|at) main\b)|\bmain (?:at )?[0-9a-f]{7,40}\b`)
+	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	docs = append(docs, filepath.Join(root, "README.md"))
+	if len(docs) < 5 {
+		t.Fatalf("found only %d docs", len(docs))
+	}
+	for _, p := range docs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, p)
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := diary.FindString(line); m != "" {
+				t.Errorf("%s:%d reads as a diary (%q): state the current fact and figure", rel, i+1, m)
+			}
+		}
+	}
+}
