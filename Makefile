@@ -15,10 +15,14 @@ KPT := $(BIN)/kpt
 export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
+.PHONY: all deps build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
   cluster-up cluster-down live bench-live
 
 all: build
+
+## deps: the Debian packages make test uses (root or sudo; tools/deps.sh, which .ci/run runs too)
+deps:
+	bash tools/deps.sh
 
 ## build: the static minicluster-fn binary in bin/
 build:
@@ -37,9 +41,11 @@ bin/kpt: tools/kpt/go.mod tools/kpt/go.sum
 	cd tools/kpt && $(GO) build -ldflags "-X github.com/GoogleContainerTools/kpt/run.version=$$($(GO) list -m -f '{{.Version}}' github.com/GoogleContainerTools/kpt)" \
 	  -o $(KPT) github.com/GoogleContainerTools/kpt
 
-## run: render the hello-world example with kustomize, as a user would
-run: build bin/kustomize
-	$(KUSTOMIZE) build --enable-alpha-plugins --enable-exec examples/hello-world
+## run: render the hello-world example with kustomize, as a user would. Only the manifests go to
+## stdout (`make run > out.yaml` is valid YAML): the builds run quietly, their messages on stderr.
+run:
+	@$(MAKE) --no-print-directory build bin/kustomize >&2
+	@$(KUSTOMIZE) build --enable-alpha-plugins --enable-exec examples/hello-world
 
 ## lint: gofmt, go vet, staticcheck (pinned in the tools module tools/lint/go.mod) and shellcheck of
 ## the project's own scripts (the script templates are checked rendered, in tests/outputcheck)
@@ -52,9 +58,9 @@ lint:
 	  set -x; shellcheck -x $$(git ls-files '*.sh' .ci/run | grep -v -e '^generators/templates/' -e '/testdata/'); \
 	else echo "lint: SKIPPED shellcheck of the project's scripts: shellcheck is not installed (Debian package shellcheck)"; fi
 
-## test: everything CI runs (the container tests skip, with a message, where podman is missing; the
+## test: everything CI runs, starting with deps, so a first run on a fresh machine is CI's run (the
 ## live tests skip loudly where the machine cannot run a kubelet, and fail there on CI)
-test: hygiene lint unit bench-once integration operator-diff container-test-if-podman fuzz live
+test: deps hygiene lint unit bench-once integration operator-diff container-test-if-podman fuzz live
 
 ## hygiene: no tracked file over 1 MB, and `go mod tidy -diff` clean in every module
 hygiene:
@@ -146,7 +152,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME_RENDER) -fuzzminimizetime 20x ./fn
 
 ## bench: Go benchmarks, and whole-process figures of the function against a trivial kyaml
-## fn/framework function measured in the same run (issue 13's budget; tests/bench/process-time.sh)
+## fn/framework function measured in the same run (the budget is in tests/bench/process-time.sh)
 bench: build $(KUSTOMIZE)
 	$(GO) test -run '^$$' -bench . -benchmem ./fn/ ./generators/
 	bash tests/bench/process-time.sh $(FN)

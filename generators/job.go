@@ -133,8 +133,8 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: fc.Name, MountPath: fc.MountPath},
 			// The software the init container copied from the view image, where the view's links
-			// point: mounted, not copied again by every container (issue 12: the copies were most
-			// of a pod's time to ready).
+			// point: mounted, not copied again by every container (the copies were most of a pod's
+			// time to ready on the live cluster).
 			{Name: fc.Name, MountPath: softwareMountPath, SubPath: viewSoftwareDir},
 			{Name: volumeHome, MountPath: homeMountPath},
 			{Name: volumeEntrypoint, MountPath: EntrypointMountPath, ReadOnly: true},

@@ -202,10 +202,10 @@ spec:
 // finding the checks must report for each; render warns about them.
 var brokenInputs = map[string]string{
 	// Its brokerConfig points curve_cert at /mnt/flux/view/curve/curve.cert, where neither the
-	// operator nor we put the certificate (reference/flux-operator.md §4).
+	// operator nor we put the certificate (both mount it under /flux_operator_curve).
 	"corpus/tests/custom-config/minicluster.yaml": "bootstrap.curve_cert is",
 	"entrypoint/custom-config":                    "bootstrap.curve_cert is", // the same brokerConfig
-	// With a lead broker, the host list is the operator's (reference §3, generateHostlist): rank 0
+	// With a lead broker, the host list is the operator's (its generateHostlist): rank 0
 	// is the lead broker's address and the lead's pods 1… follow, so this cluster's pod 0, which
 	// takes the lead broker's name, is not in it.
 	"entrypoint/leadbroker": "hostname flux-sample-0 of pod 0 of Job/flux-sample is not in bootstrap.hosts",

@@ -19,7 +19,7 @@ import (
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
 
-// Runtime behaviour of the generated scripts that flux-core showed on real brokers (issue 12):
+// Runtime behaviour of the generated scripts that flux-core showed on real brokers:
 // a non-root broker's config tree, SIGTERM reaching the broker, the readiness script and the
 // warning of a broker that does not join. The sandbox's flux is a fake (sandbox in
 // entrypoint_test.go); tests/images/emulate-pods.py runs the same scripts with real brokers.
@@ -90,7 +90,8 @@ func TestBrokerOwner(t *testing.T) {
 	}
 }
 
-// nonRootSandbox is hello-world with the pod of issue 12's bug: fsGroup 1000 and, when
+// nonRootSandbox is hello-world with a non-root pod (a config tree the broker could not write broke
+// real brokers there): fsGroup 1000 and, when
 // runAsUser, the broker container as 1000:1000. Its directories are as kubelet makes a pod's:
 // the emptyDir volumes mode 0777, the certificate 0440 and group fsGroup.
 func nonRootSandbox(t *testing.T, runAsUser bool) *sandbox {
@@ -138,8 +139,8 @@ func asUser1000(cmd *exec.Cmd) *exec.Cmd {
 	return cmd
 }
 
-// Issue 12 bug: with fsGroup and a runFlux container running as 1000, the init container (root)
-// created the config tree as root and the broker could not write it.
+// A bug seen on real brokers: with fsGroup and a runFlux container running as 1000, the init
+// container (root) created the config tree as root and the broker could not write it.
 func TestEntrypointRunNonRootBroker(t *testing.T) {
 	t.Run("runAsUser set: the init container hands over the tree", func(t *testing.T) {
 		sb := nonRootSandbox(t, true)
@@ -200,8 +201,8 @@ func TestEntrypointRunNonRootBroker(t *testing.T) {
 	})
 }
 
-// Issue 12 bug: bash as a container's PID 1 did not pass SIGTERM on, so brokers died by SIGKILL at
-// the end of the grace period. The script must forward it to the broker and exit when it has.
+// A bug seen on real brokers: bash as a container's PID 1 did not pass SIGTERM on, so brokers
+// died by SIGKILL at the end of the grace period. The script must forward it to the broker and exit when it has.
 func TestEntrypointRunForwardsSIGTERM(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -403,7 +404,7 @@ func readFile(t *testing.T, name string) string {
 
 // The view image's software is copied once per pod, by the init container, and mounted where the
 // view's links point in every other container; copying it again in each container was most of a
-// pod's time to ready (issue 12).
+// pod's time to ready on the live cluster.
 func TestSoftwareMountedNotCopied(t *testing.T) {
 	for _, c := range entrypointCases() {
 		t.Run(c.name, func(t *testing.T) {

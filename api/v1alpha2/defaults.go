@@ -3,7 +3,7 @@ package v1alpha2
 import "strconv"
 
 // Defaults of the operator: the CRD's `default:` markers and the ones its Validate() applies in
-// memory (reference/flux-operator.md §1). CRD defaults are applied as if every parent object
+// memory. CRD defaults are applied as if every parent object
 // existed, so `flux.logLevel` is 6 even when the file has no `flux:` block — the operator's
 // structural defaulting would leave it 0 there, which nobody means.
 const (
@@ -71,8 +71,8 @@ func (m *MiniCluster) Default() {
 	if lb := f.Bursting.LeadBroker; lb != nil && lb.Port == 0 {
 		lb.Port = DefaultLeadBrokerPort
 	}
-	// The operator's loop for these defaults mutates a copy, so they never apply there
-	// (reference §1.8); here they do.
+	// The operator's loop for these defaults ranges over copies of the clusters, so they never
+	// apply there; here they do.
 	for i := range f.Bursting.Clusters {
 		c := &f.Bursting.Clusters[i]
 		if c.Name == "" {

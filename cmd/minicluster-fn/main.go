@@ -12,7 +12,7 @@ import (
 // gcPercent is the garbage collector's target for a run, unless GOGC sets one. A run is one short
 // process: at Go's default of 100, rendering hello-world crosses the 4 MB minimum heap goal once, and
 // that one collection was about a tenth of the process's CPU (perf); at 200 the goal is 8 MB. For
-// 1,000 MiniClusters the peak heap grows with it (214 -> 302 MiB measured, issue 13's budget
+// 1,000 MiniClusters the peak heap grows with it (214 -> 302 MiB measured; make bench's budget
 // for that case is 0.6x of the trivial framework function's 686 MiB).
 const gcPercent = 200
 

@@ -39,24 +39,3 @@ func render(files []string, stdin io.Reader, out, errOut io.Writer) error {
 	printResults(errOut, rl.Results)
 	return err
 }
-
-// processFiles reads and renders MiniCluster files, printing every problem to errOut.
-func processFiles(files []string, stdin io.Reader, errOut io.Writer) (*framework.ResourceList, error) {
-	nodes, results := readMiniClusterFiles(files, stdin)
-	rl := &framework.ResourceList{Items: nodes}
-	var perr error
-	if len(nodes) > 0 {
-		perr = fn.Processor{Standalone: true}.Check(rl)
-	}
-	results = append(results, rl.Results...)
-	printResults(errOut, results)
-	if perr != nil {
-		return nil, perr
-	}
-	for _, r := range results {
-		if r.Severity == framework.Error {
-			return nil, errors.New("invalid input")
-		}
-	}
-	return rl, nil
-}

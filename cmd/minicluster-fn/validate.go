@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 
 	"github.com/minicluster-fn/minicluster-fn/fn"
@@ -18,12 +21,13 @@ func newValidateCmd() *cobra.Command {
 stricter ones: unknown fields, DNS names, hostname length, sizes, one runFlux container,
 images, volume sources, no two MiniClusters generating the same object) and prints every
 problem, not just the first. Warnings name operator features that behave differently without
-the operator. Exit code 1 if any error was found.
+the operator. Every MiniCluster without an error of its own gets a line
+"ok: FILE: MiniCluster/NAME" on stdout (scripts such as examples/fluxcd/render.sh read them),
+also when other files have errors. Exit code 1 if any error was found.
 
 A directory stands for the *.yaml and *.yml files under it that hold a MiniCluster (found by
 parsing them; the others are skipped). Every such file there must parse, and a file that holds
-a MiniCluster must hold nothing else. For each valid MiniCluster it prints a line
-"ok: FILE: MiniCluster/NAME", which scripts such as examples/fluxcd/render.sh read.`,
+a MiniCluster must hold nothing else.`,
 		Example: `  minicluster-fn validate examples/*/minicluster.yaml`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -32,15 +36,45 @@ a MiniCluster must hold nothing else. For each valid MiniCluster it prints a lin
 	}
 }
 
+// document is a file and the index of a YAML document in it, as results and items name them.
+type document struct {
+	path  string
+	index int
+}
+
 func validate(files []string, stdin io.Reader, out, errOut io.Writer) error {
-	rl, err := processFiles(files, stdin, errOut)
-	if err != nil {
-		return err
+	nodes, results := readMiniClusterFiles(files, stdin)
+	rl := &framework.ResourceList{Items: nodes}
+	var checkErr error
+	if len(nodes) > 0 {
+		checkErr = fn.Processor{Standalone: true}.Check(rl)
+	}
+	results = append(results, rl.Results...)
+	printResults(errOut, results)
+
+	// One bad file must not hide that the others are fine: every MiniCluster whose document has
+	// no error gets its line.
+	failed := map[document]bool{}
+	for _, r := range results {
+		if r.Severity == framework.Error && r.File != nil {
+			failed[document{r.File.Path, r.File.Index}] = true
+		}
 	}
 	for _, item := range rl.Items {
-		if fn.IsMiniCluster(item) {
-			fmt.Fprintf(out, "ok: %s: MiniCluster/%s\n", item.GetAnnotations()[kioutil.PathAnnotation], item.GetName())
+		if !fn.IsMiniCluster(item) {
+			continue
 		}
+		path, index, _ := kioutil.GetFileAnnotations(item)
+		i, _ := strconv.Atoi(index)
+		if !failed[document{path, i}] {
+			fmt.Fprintf(out, "ok: %s: MiniCluster/%s\n", path, item.GetName())
+		}
+	}
+	if checkErr != nil {
+		return checkErr
+	}
+	if len(failed) > 0 {
+		return errors.New("invalid input")
 	}
 	return nil
 }

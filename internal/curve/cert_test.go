@@ -32,8 +32,8 @@ func mustHex(t testing.TB, s string) []byte {
 	return b
 }
 
-// Keys of certificates written by real generators (docs/reference notes,
-// tooling.md §5 and the Flux Operator example custom-config), all checked
+// Keys of certificates written by real generators (flux keygen, and the Flux Operator example
+// custom-config), all checked
 // with libzmq's zmq_curve_public.
 const (
 	czmqPublic     = `Gw({X]a(q!ZMHDDK.?sxlHPT=6aT%}m=wbPlMlNF`

@@ -3,7 +3,7 @@
 # in the same run: tests/bench/passthroughfn, the most trivial kyaml fn/framework function (it
 # changes nothing).
 #
-# Budget (issue 13; a missed budget is printed, never fails the script: machines are noisy):
+# Budget (a missed budget is printed, never fails the script: machines are noisy):
 # - hello-world ResourceList: CPU at most 2x the floor's on the same input, in paired runs.
 # - 10 / 100 / 1,000 MiniClusters in one ResourceList: CPU grows linearly (the cost per
 #   MiniCluster from 100 to 1,000 at most 1.5x that from 10 to 100).

@@ -23,7 +23,7 @@ trap 'rm -rf "$work"' EXIT
 printf 'FROM scratch\nCOPY %s /%s\nUSER 65535:65535\nENTRYPOINT ["/%s"]\n' "$program" "$program" "$program" > "$work/Containerfile"
 podman build --quiet --network=none -t "$ref" "$work" > /dev/null
 mkdir -p "$CACHE"
-rm -f "$archive.tmp"   # podman save refuses to overwrite (real-node.md pitfall 8)
+rm -f "$archive.tmp"   # podman save refuses to overwrite an archive
 podman save --quiet --format docker-archive -o "$archive.tmp" "$ref"
 mv "$archive.tmp" "$archive"
 echo "$archive"

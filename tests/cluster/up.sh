@@ -6,7 +6,7 @@
 #
 # Exit status: 0 up; 1 a component failed (named, with the tail of its log; what was started is
 # stopped again); 3 this machine cannot run a kubelet (the missing piece is named).
-# ../shared/reference/real-node.md explains each setting marked "pitfall".
+# Settings that this kind of VM needs are commented where they are made.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=SCRIPTDIR/env.sh
@@ -85,7 +85,9 @@ for d in /var/log/containers /var/lib/cni /run/netns; do
   [ -e "$d" ] || echo "$d"
 done > "$STATE/host-before/absent-dirs"
 
-# --- network: the bridge before anything binds to its address (pitfall 5) ------------------------
+# --- network: the bridge before anything binds to its address ----------------------------------
+# The API server and CoreDNS listen on the bridge IP, so it must exist first. The CNI bridge plugin
+# turns on net.ipv4.ip_forward; down.sh restores the old value.
 ip link add "$BRIDGE" type bridge
 echo "$BRIDGE" > "$STATE/run/bridge"
 ip addr add "$BRIDGE_IP/${POD_CIDR#*/}" dev "$BRIDGE"
@@ -203,7 +205,9 @@ wait_for() {
   say "$name ready"
 }
 
-# --- containerd (pitfall 2: restrict_oom_score_adj) ----------------------------------------------
+# --- containerd --------------------------------------------------------------------------------
+# root lacks CAP_SYS_RESOURCE here: without restrict_oom_score_adj, runc fails every pod sandbox
+# ("can't get final child's PID from pipe"; runc's log: oom_score_adj: Permission denied).
 cat > "$STATE/config/containerd.toml" <<EOF
 version = 2
 root = "$STATE/containerd/root"
@@ -265,7 +269,8 @@ start kube-apiserver "$NODE_BIN/kube-apiserver" \
 wait_for kube-apiserver 120 curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
   "https://$BRIDGE_IP:$APISERVER_PORT/readyz"
 
-# --- kube-controller-manager (pitfall 4: its own flex volume dir) and kube-scheduler --------------
+# --- kube-controller-manager and kube-scheduler ------------------------------------------------
+# --flex-volume-plugin-dir of our own: the default would create directories under /usr/libexec.
 say "kube-controller-manager, kube-scheduler"
 start kube-controller-manager "$NODE_BIN/kube-controller-manager" \
   --kubeconfig "$STATE/config/kube-controller-manager.kubeconfig" \
@@ -284,7 +289,9 @@ start kube-scheduler "$NODE_BIN/kube-scheduler" \
 wait_for kube-controller-manager 60 curl -skf "https://127.0.0.1:$KCM_PORT/healthz"
 wait_for kube-scheduler 60 curl -skf "https://127.0.0.1:$SCHEDULER_PORT/healthz"
 
-# --- kubelet (pitfalls 3, 4, 6) ------------------------------------------------------------------
+# --- kubelet -----------------------------------------------------------------------------------
+# cgroup v1 needs failCgroupV1: false; volumePluginDir is ours (not /usr/libexec); the API server
+# reaches the kubelet by the node's address first, so it listens on the bridge IP (--node-ip).
 # The pods' resolv.conf: cluster DNS only (the kubelet adds the cluster search path), none of the
 # host's search domains.
 printf 'nameserver %s\n' "$BRIDGE_IP" > "$STATE/config/resolv.conf"
@@ -329,7 +336,8 @@ start kubelet "$NODE_BIN/kubelet" --config "$STATE/config/kubelet.yaml" \
 wait_for kubelet 90 curl -sf "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz"
 wait_for kubelet 90 kubectl wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
 
-# --- kube-proxy, nftables (pitfall 4: no host-wide conntrack sysctls) -----------------------------
+# --- kube-proxy, nftables -----------------------------------------------------------------------
+# conntrack set to zeros: kube-proxy would otherwise change host-wide conntrack sysctls.
 cat > "$STATE/config/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -575,5 +576,39 @@ func TestContainerArgoCDInstall(t *testing.T) {
 	res := run(t, nil, "", filepath.Join(vol, "minicluster-fn"), "version")
 	if res.code != 0 || !strings.HasPrefix(string(res.stdout), "minicluster-fn ") {
 		t.Errorf("the installed binary does not run: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// TestArgoCDReadmeSaysWhatToChange: the README's commands name files relative to examples/argocd
+// that exist, and it tells the user what they must change before applying: the image of each
+// repo-server patch, and each Application's repoURL and path (with what path is relative to).
+func TestArgoCDReadmeSaysWhatToChange(t *testing.T) {
+	readme := string(argoExample(t, "README.md"))
+	if !strings.Contains(readme, "run from this directory (`examples/argocd`)") {
+		t.Error("README.md does not say which directory its commands run from")
+	}
+	for _, m := range regexp.MustCompile(`(?m)^kubectl .*?(?:--patch-file |--from-file=|-f )(\S+)`).FindAllStringSubmatch(readme, -1) {
+		if _, err := os.Stat(filepath.Join(repoRoot(t), "examples", "argocd", filepath.FromSlash(m[1]))); err != nil {
+			t.Errorf("README.md command %q: %v", m[0], err)
+		}
+	}
+	var want []string
+	for _, rel := range []string{"kustomize-exec/repo-server-patch.yaml", "cmp/repo-server-patch.yaml"} {
+		var d appsv1.Deployment
+		decodeStrict(t, rel, argoExample(t, rel), &d)
+		for _, c := range d.Spec.Template.Spec.InitContainers {
+			want = append(want, "`"+c.Image+"`")
+		}
+	}
+	for _, rel := range []string{"kustomize-exec/application.yaml", "cmp/application.yaml"} {
+		var app argoApplication
+		decodeStrict(t, rel, argoExample(t, rel), &app)
+		want = append(want, "`repoURL: "+app.Spec.Source.RepoURL+"`", "`"+app.Spec.Source.Path+"`", "`targetRevision: "+app.Spec.Source.TargetRevision+"`")
+	}
+	want = append(want, "relative to the top of that repository")
+	for _, w := range want {
+		if !strings.Contains(readme, w) {
+			t.Errorf("README.md does not tell the user about %s", w)
+		}
 	}
 }

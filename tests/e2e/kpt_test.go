@@ -218,20 +218,20 @@ func TestKptRender(t *testing.T) {
 	want = editMiniCluster(t, pkg, want, "size: 4", "size: 2", "command: echo hello world", "command: hostname")
 	kpt(t, pkg, 0, "fn", "render", "--allow-exec")
 	checkRenderedPackage(t, pkg, want)
-	if d := treeDiff(first, packageTree(t, pkg)); !slices.ContainsFunc(d, func(s string) bool { return strings.HasPrefix(s, "removed flux-sample/job_") }) {
+	if d := treeDiff(first, packageTree(t, pkg)); !slices.ContainsFunc(d, func(s string) bool { return strings.HasPrefix(s, "removed flux-kpt/job_") }) {
 		t.Errorf("the broker Job file of the first render is still there after the command changed: %v", d)
 	}
 
 	// A renamed MiniCluster: nothing of the old name may stay.
-	want = editMiniCluster(t, pkg, want, "name: flux-sample", "name: flux-renamed")
+	want = editMiniCluster(t, pkg, want, "name: flux-kpt", "name: flux-renamed")
 	out := kpt(t, pkg, 0, "fn", "render", "--allow-exec")
 	checkRenderedPackage(t, pkg, want)
 	for p := range packageTree(t, pkg) {
-		if strings.HasPrefix(p, "flux-sample/") && p != "flux-sample/" {
+		if strings.HasPrefix(p, "flux-kpt/") && p != "flux-kpt/" {
 			t.Errorf("%s is left over from the MiniCluster's old name", p)
 		}
 	}
-	if !strings.Contains(out, `generated earlier for MiniCluster "flux-sample"`) {
+	if !strings.Contains(out, `generated earlier for MiniCluster "flux-kpt"`) {
 		t.Errorf("kpt does not show that the old objects were removed:\n%s", out)
 	}
 }
@@ -272,7 +272,7 @@ func TestKptBadInput(t *testing.T) {
 		}
 		before := packageTree(t, pkg)
 		out := kpt(t, pkg, 1, "fn", "render", "--allow-exec")
-		if !strings.Contains(out, `MiniCluster "flux-sample" is defined twice: in minicluster.yaml and in team-b/minicluster.yaml`) {
+		if !strings.Contains(out, `MiniCluster "flux-kpt" is defined twice: in minicluster.yaml and in team-b/minicluster.yaml`) {
 			t.Errorf("the error does not name both files:\n%s", out)
 		}
 		if d := treeDiff(before, packageTree(t, pkg)); len(d) > 0 {

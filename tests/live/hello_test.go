@@ -17,11 +17,11 @@ func TestHelloWorld(t *testing.T) {
 	t.Run("kustomize", func(t *testing.T) {
 		ns := namespace(t, "hello-kustomize")
 		manifests := renderKustomize(t, ns, filepath.Join(suite.repo, "examples", "hello-world"))
-		checkHelloWorld(t, ns, manifests)
+		checkHelloWorld(t, ns, "flux-sample", manifests)
 	})
 	t.Run("kpt", func(t *testing.T) {
 		ns := namespace(t, "hello-kpt")
-		checkHelloWorld(t, ns, renderKpt(t, ns))
+		checkHelloWorld(t, ns, "flux-kpt", renderKpt(t, ns))
 	})
 }
 
@@ -64,8 +64,8 @@ func renderKpt(t *testing.T, ns string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(f, "flux-sample/") }) {
-		t.Fatalf("kpt fn render wrote no flux-sample/ objects; package files: %v", files)
+	if !slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(f, "flux-kpt/") }) {
+		t.Fatalf("kpt fn render wrote no flux-kpt/ objects; package files: %v", files)
 	}
 	overlayIn(t, pkg, ns, rendered, files...)
 	out := kustomizeBuild(t, pkg)
@@ -73,9 +73,8 @@ func renderKpt(t *testing.T, ns string) []byte {
 	return out
 }
 
-func checkHelloWorld(t *testing.T, ns string, manifests []byte) {
+func checkHelloWorld(t *testing.T, ns, instance string, manifests []byte) {
 	t.Helper()
-	const instance = "flux-sample"
 	start := time.Now()
 	watch := watchBrokers(ns, instance, 4, start)
 	defer watch.finish()

@@ -8,7 +8,7 @@ import (
 )
 
 // Bounds of the waits. Measured by hand on a loaded 2-core VM: certificate after 4-5 s, broker pods
-// Running after 12-16 s, hello-world Job Complete after 24-36 s (../shared/reference/real-node.md).
+// Running after 12-16 s, hello-world Job Complete after 24-36 s.
 // The limits leave room for CI without letting a stuck cluster hang.
 const (
 	certLimit     = 90 * time.Second

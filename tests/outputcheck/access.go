@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// The API rights DESIGN §3 allows, as RBACRules writes them: the keygen pre-step creates
+// The API rights the design allows the keygen pre-step (least privilege), as RBACRules writes them: the keygen pre-step creates
 // ConfigMaps (create cannot be limited by name) and reads only the certificate ConfigMap and
 // the headless Service (its owner).
 const (

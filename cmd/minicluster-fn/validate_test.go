@@ -1,0 +1,68 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestValidateHelpExample runs validate's own --help example on the repository's examples, from
+// the repository's top directory as a user would: every example is valid, and each gets its line.
+func TestValidateHelpExample(t *testing.T) {
+	example := strings.TrimSpace(newValidateCmd().Example)
+	args, ok := strings.CutPrefix(example, "minicluster-fn validate ")
+	if !ok {
+		t.Fatalf("validate's example %q does not start with minicluster-fn validate", example)
+	}
+	t.Chdir("../..")
+	files, err := filepath.Glob(args)
+	if err != nil || len(files) < 5 {
+		t.Fatalf("the example's pattern %q matches %d files (%v)", args, len(files), err)
+	}
+	out, errOut, err := runCmd(t, "", append([]string{"validate"}, files...)...)
+	if err != nil {
+		t.Fatalf("validate %s: %v\n%s", args, err, errOut)
+	}
+	for _, f := range files {
+		if !strings.Contains(out, "ok: "+f+": MiniCluster/") {
+			t.Errorf("no ok line for %s:\n%s", f, out)
+		}
+	}
+}
+
+// TestValidateOKLinesBesideErrors: a file with an error does not hide that the other files are
+// fine. Each valid MiniCluster, also the valid document of a file with an invalid one, gets its
+// ok line; the invalid ones get error lines, and the exit is non-zero.
+func TestValidateOKLinesBesideErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mc := func(name, size string) string {
+		return "apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata: {name: " + name +
+			"}\nspec:\n  size: " + size + "\n  containers: [{image: ubuntu:noble, command: hostname}]\n"
+	}
+	good := write("good.yaml", mc("good", "2"))
+	bad := write("bad.yaml", mc("bad", "-1"))
+	mixed := write("mixed.yaml", mc("mixed-ok", "2")+"---\n"+mc("mixed-bad", "-3"))
+	broken := write("broken.yaml", "kind: [\n")
+
+	out, errOut, err := runCmd(t, "", "validate", good, bad, mixed, broken)
+	if err == nil {
+		t.Fatalf("validate exited 0 with invalid files; stderr:\n%s", errOut)
+	}
+	want := "ok: " + good + ": MiniCluster/good\nok: " + mixed + ": MiniCluster/mixed-ok\n"
+	if out != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", out, want)
+	}
+	for _, f := range []string{bad + ": MiniCluster/bad: spec.size", mixed + " (document 2): MiniCluster/mixed-bad: spec.size", broken} {
+		if !strings.Contains(errOut, "error: "+f) {
+			t.Errorf("stderr lacks an error line for %s:\n%s", f, errOut)
+		}
+	}
+}

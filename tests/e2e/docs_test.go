@@ -1,0 +1,134 @@
+package e2e
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/minicluster-fn/minicluster-fn/internal/version"
+)
+
+// TestImageReferencesMatchTheBuild: the image is not published, so a user who follows the docs or
+// an example must find the reference that `make image` tags. Every mention of the project's image
+// with a tag, in the docs, examples and goldens, names exactly the Makefile's default build, and
+// the Makefile's defaults are the binary's.
+func TestImageReferencesMatchTheBuild(t *testing.T) {
+	root := repoRoot(t)
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for variable, want := range map[string]string{"VERSION": version.Version, "IMAGE_REPOSITORY": version.ImageRepository} {
+		m := regexp.MustCompile(`(?m)^` + variable + ` \?= (\S+)$`).FindSubmatch(makefile)
+		if m == nil || string(m[1]) != want {
+			t.Errorf("Makefile: %s ?= %q, want %q (the default in internal/version)", variable, m, want)
+		}
+	}
+	want := version.ImageRepository + ":" + version.Version
+	reference := regexp.MustCompile(regexp.QuoteMeta(version.ImageRepository) + `:[\w.-]+`)
+	found := 0
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == ".git" || name == "bin" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if ext := filepath.Ext(p); ext != ".md" && ext != ".yaml" && ext != ".yml" && d.Name() != "Kptfile" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, ref := range reference.FindAllString(line, -1) {
+				found++
+				if ref != want {
+					rel, _ := filepath.Rel(root, p)
+					t.Errorf("%s:%d names the image %s; `make image` builds %s", rel, i+1, ref, want)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found == 0 {
+		t.Fatalf("no reference to %s found under %s: the test looks in the wrong place", version.ImageRepository, root)
+	}
+}
+
+// TestNoPointersOutsideTheRepository: comments and docs state facts or link public sources. A
+// pointer to the project's private notes ("reference/flux-operator.md §1.8", "issue 13") means
+// nothing to a maintainer who clones the repository. (The vendored sources and the corpus under
+// ../shared are test inputs, read by tests that skip clearly without them.)
+func TestNoPointersOutsideTheRepository(t *testing.T) {
+	root := repoRoot(t)
+	pointer := regexp.MustCompile(`\breference/|\breference §|\b(?:tooling|flux-runtime|real-node|flux-operator|krm-gitops)\.md\b|\bDESIGN(?:\.md)? ?§|(?i:\bissue #?\d+|\bsession \d+\b)`)
+	text := map[string]bool{".go": true, ".md": true, ".sh": true, ".yaml": true, ".yml": true, ".py": true, ".toml": true}
+	checked := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == ".git" || name == "bin" || name == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !text[filepath.Ext(p)] && d.Name() != "Makefile" && d.Name() != "Kptfile" && d.Name() != "run" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		checked++
+		rel, _ := filepath.Rel(root, p)
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := pointer.FindString(line); m != "" && rel != "tests/e2e/docs_test.go" {
+				t.Errorf("%s:%d points outside the repository (%q): say the fact itself, or link a public source", rel, i+1, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 50 {
+		t.Fatalf("only %d files checked under %s: the test looks in the wrong place", checked, root)
+	}
+}
+
+// TestDocsStateCurrentFacts: the docs say what holds now, with the figures and the commands that
+// measured them, not a diary of runs: no dates, no commits, no "since fixed". The history is in git.
+func TestDocsStateCurrentFacts(t *testing.T) {
+	root := repoRoot(t)
+	diary := regexp.MustCompile(`\b20\d\d-\d\d-\d\d\b|(?i:\bsince fixed\b|\b(?:on|of|at) main\b)|\bmain (?:at )?[0-9a-f]{7,40}\b`)
+	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	docs = append(docs, filepath.Join(root, "README.md"))
+	if len(docs) < 5 {
+		t.Fatalf("found only %d docs", len(docs))
+	}
+	for _, p := range docs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, p)
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := diary.FindString(line); m != "" {
+				t.Errorf("%s:%d reads as a diary (%q): state the current fact and figure", rel, i+1, m)
+			}
+		}
+	}
+}
