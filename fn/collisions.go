@@ -33,37 +33,43 @@ func (id objectID) String() string {
 // all (spec.network.headlessName names the headless Service and the certificate, and names built
 // from several parts can meet), so every generated object is checked rather than a list of fields.
 func nameCollisions(sets []generatedSet, kept []*yaml.RNode) framework.Results {
+	type generatedBy struct {
+		src   *source
+		field string // the field the name comes from
+	}
 	var results framework.Results
-	owner := map[objectID]*source{}
+	owner := map[objectID]generatedBy{}
 	for _, g := range sets {
 		for _, obj := range g.objs {
 			gvk := obj.GetObjectKind().GroupVersionKind()
 			id := objectID{gvk.Group, gvk.Kind, obj.GetNamespace(), obj.GetName()}
+			this := generatedBy{g.src, generators.NamedBy(obj)}
 			other, taken := owner[id]
 			switch {
 			case !taken:
-				owner[id] = g.src
-			case other == g.src:
-				results = append(results, g.src.result(framework.Error, generators.NamedBy(obj), fmt.Sprintf(
+				owner[id] = this
+			case other.src == g.src:
+				results = append(results, g.src.result(framework.Error, this.field, fmt.Sprintf(
 					"MiniCluster %q would generate %s twice; change the field named here", g.src.mc.Name, id), nil))
 			default:
-				results = append(results, g.src.result(framework.Error, generators.NamedBy(obj), fmt.Sprintf(
-					"MiniCluster %q (%s) and MiniCluster %q (%s) would both generate %s, and kustomize, kpt and the GitOps engines "+
-						"refuse two objects of the same kind, namespace and name; rename one of them (or change the field named here)",
-					other.mc.Name, describeFile(other), g.src.mc.Name, describeFile(g.src), id), nil))
+				// Both are named, so that neither looks fine on its own (validate's "ok:" lines).
+				msg := fmt.Sprintf("MiniCluster %q (%s) and MiniCluster %q (%s) would both generate %s, and kustomize, kpt and "+
+					"the GitOps engines refuse two objects of the same kind, namespace and name; rename one of them (or change the field named here)",
+					other.src.mc.Name, describeFile(other.src), g.src.mc.Name, describeFile(g.src), id)
+				results = append(results, other.src.result(framework.Error, other.field, msg, nil), g.src.result(framework.Error, this.field, msg, nil))
 			}
 		}
 	}
 	for _, item := range kept {
 		gv, _ := schema.ParseGroupVersion(item.GetApiVersion())
 		id := objectID{gv.Group, item.GetKind(), item.GetNamespace(), item.GetName()}
-		if src, taken := owner[id]; taken {
+		if g, taken := owner[id]; taken {
 			file, _ := fileOf(item)
 			if file == "" {
 				file = "the input"
 			}
-			results = append(results, src.result(framework.Error, "", fmt.Sprintf(
-				"MiniCluster %q would generate %s, which %s already holds; rename one of them", src.mc.Name, id, file), nil))
+			results = append(results, g.src.result(framework.Error, g.field, fmt.Sprintf(
+				"MiniCluster %q would generate %s, which %s already holds; rename one of them", g.src.mc.Name, id, file), nil))
 		}
 	}
 	return results

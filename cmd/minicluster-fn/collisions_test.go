@@ -66,10 +66,12 @@ func TestTwoMiniClustersWithTheSameHeadlessName(t *testing.T) {
 		if err == nil || out != "" {
 			t.Errorf("%s: want a failure and no output, got err %v, stdout:\n%s", cmd, err, out)
 		}
-		want := "error: " + b + ": MiniCluster/team-b: spec.network.headlessName: MiniCluster \"team-a\" (" + a + ") and MiniCluster \"team-b\" (" +
-			b + ") would both generate Service/flux-service"
-		if !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("%s: stderr\n%s\nwant one line starting with\n%s", cmd, errOut, want)
+		// One line for each of the two, so that neither looks fine on its own.
+		msg := "spec.network.headlessName: MiniCluster \"team-a\" (" + a + ") and MiniCluster \"team-b\" (" + b + ") would both generate Service/flux-service"
+		lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "error: "+a+": MiniCluster/team-a: "+msg) ||
+			!strings.HasPrefix(lines[1], "error: "+b+": MiniCluster/team-b: "+msg) {
+			t.Errorf("%s: stderr\n%s\nwant a line for %s and one for %s, each starting with their file and\n%s", cmd, errOut, a, b, msg)
 		}
 	}
 }
