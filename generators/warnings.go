@@ -74,7 +74,7 @@ func Notes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) []Warning {
 		effect = "a change of spec.size rewrites the brokers' host list in place, and running brokers read it only when they start, " +
 			"so ranks added to the running cluster are not in its host list"
 	}
-	return []Warning{{"spec.maxSize", fmt.Sprintf("equals spec.size (%d; unset, it defaults to size), and %s: %s; "+
+	return []Warning{{"spec.maxSize", fmt.Sprintf("equals spec.size (%d), as it does when unset, and %s: %s; "+
 		"to change the size in place later, set spec.maxSize to the largest size it may grow to", s.Size, reason, effect)}}
 }
 
