@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"maps"
 	"os"
 	"os/exec"
@@ -362,6 +363,34 @@ func TestFluxcdRenderScriptParsesYAML(t *testing.T) {
 			}
 			if got := readDir(t, out); !maps.Equal(got, after) {
 				t.Errorf("the output directory changed: %d files, %d before", len(got), len(after))
+			}
+		})
+	}
+}
+
+// TestFluxcdRenderScriptWithoutBinary: without minicluster-fn on PATH or in MINICLUSTER_FN,
+// render.sh says what is missing and how to provide it, exits 2 and writes nothing (it used to
+// die with bash's exit 127).
+func TestFluxcdRenderScriptWithoutBinary(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "deploy")
+	for name, fnBin := range map[string]string{
+		"MINICLUSTER_FN names no file": filepath.Join(t.TempDir(), "minicluster-fn"),
+		"not on PATH":                  "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if onPath, err := exec.LookPath("minicluster-fn"); fnBin == "" && err == nil {
+				t.Skipf("minicluster-fn is on this machine's PATH (%s)", onPath)
+			}
+			combined, err := runRenderScript(t, fnBin, out, filepath.Join("examples", "hello-world"))
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+				t.Fatalf("render.sh: %v, want exit 2\n%s", err, combined)
+			}
+			if !strings.Contains(combined, "is not found: put minicluster-fn on PATH") || !strings.Contains(combined, "MINICLUSTER_FN=") {
+				t.Errorf("render.sh does not say how to provide the binary:\n%s", combined)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("render.sh created %s without a binary (%v)", out, err)
 			}
 		})
 	}

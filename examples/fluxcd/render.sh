@@ -38,6 +38,11 @@
 set -euo pipefail
 
 fn=${MINICLUSTER_FN:-minicluster-fn}
+if ! command -v "${fn}" >/dev/null; then
+  echo "render.sh: the minicluster-fn binary ${fn} is not found: put minicluster-fn on PATH (make build," \
+    "then copy bin/minicluster-fn) or name it with MINICLUSTER_FN=/path/to/minicluster-fn" >&2
+  exit 2
+fi
 fluxcd_file=
 oci_url=
 
