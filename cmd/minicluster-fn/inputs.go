@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -43,11 +44,16 @@ func readMiniClusterFiles(files []string, stdin io.Reader) ([]*yaml.RNode, frame
 		if len(docs) == 0 {
 			problem(file, 0, "empty input: expected a MiniCluster document")
 		}
+		duplicates := duplicateKeyResults(file, data)
+		results = append(results, duplicates...)
 		for i, doc := range docs {
 			if doc.GetKind() != v1alpha2.Kind || doc.GetApiVersion() != v1alpha2.APIVersion {
 				problem(file, i, fmt.Sprintf("not a MiniCluster: apiVersion %q, kind %q (expected %s, %s)",
 					doc.GetApiVersion(), doc.GetKind(), v1alpha2.APIVersion, v1alpha2.Kind))
 				continue
+			}
+			if slices.ContainsFunc(duplicates, func(r *framework.Result) bool { return r.File.Index == i }) {
+				continue // reported with its lines; decoding it would report it again without them
 			}
 			nodes = append(nodes, doc)
 		}
