@@ -150,8 +150,14 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 				// (A batch command's lines are written into a batch script as they are.)
 				errs = append(errs, validateBrokerCommand(c.Command, p.Child("command"))...)
 			}
-		} else if c.Name == "" {
-			errs = append(errs, field.Required(p.Child("name"), "containers without runFlux need a name"))
+		} else {
+			if c.Name == "" {
+				errs = append(errs, field.Required(p.Child("name"), "containers without runFlux need a name"))
+			}
+			if !c.NoWrapEntrypoint && c.Commands.Script == "" {
+				// The sidecar's start script runs its command as shell code.
+				errs = append(errs, validateShell(c.Command, p.Child("command"))...)
+			}
 		}
 		name := c.Name
 		if c.RunFlux {

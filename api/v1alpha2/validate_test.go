@@ -66,6 +66,8 @@ func TestBadInputNamesTheField(t *testing.T) {
 		"secret without key": {"  containers: [{image: a, secrets: {TOKEN: {name: s}}}]", []string{"spec.containers[0].secrets[TOKEN].key"}},
 		"hook not bash":      {"  containers: [{image: a, commands: {pre: \"if true; then echo\"}}]", []string{"spec.containers[0].commands.pre"}},
 		"prefix not bash":    {"  containers: [{image: a, commands: {prefix: \"time (\"}}]", []string{"spec.containers[0].commands.prefix"}},
+		"sidecar not bash":   {"  containers: [{image: a, runFlux: true}, {image: b, name: b, command: \"echo 'x\"}]", []string{"spec.containers[1].command"}},
+		"broker not words":   {"  containers: [{image: a, command: \"echo a | wc\"}]", []string{"spec.containers[0].command"}},
 		"service hook":       {"  services: [{name: s, image: a, commands: {servicePre: \"echo 'x\"}}]\n  containers: [{image: a}]", []string{"spec.services[0].commands.servicePre"}},
 		"submit not bash":    {"  flux: {submitCommand: \"flux submit |\"}\n  containers: [{image: a}]", []string{"spec.flux.submitCommand"}},
 		"brokerConfig TOML":  {"  flux: {brokerConfig: \"[bootstrap\"}\n  containers: [{image: a}]", []string{"spec.flux.brokerConfig"}},
