@@ -28,14 +28,14 @@ const (
 	VolumeCurve      = "flux-curve"
 )
 
-// MaxIndexedJobParallelism is the largest parallelism the Kubernetes API server accepts for an
+// maxIndexedJobParallelism is the largest parallelism the Kubernetes API server accepts for an
 // Indexed Job (maxParallelismForIndexedJob in k8s.io/kubernetes pkg/apis/batch/validation). The
 // broker Job's completions and parallelism are both spec.size, raised up to spec.maxSize to grow
 // in place. (Completions have a limit of their own only with backoffLimitPerIndex, which the
 // broker Job does not set.)
-const MaxIndexedJobParallelism = 100_000
+const maxIndexedJobParallelism = 100_000
 
-var indexedJobLimitDetail = fmt.Sprintf("must not exceed %d, the largest parallelism Kubernetes accepts for an Indexed Job", MaxIndexedJobParallelism)
+var indexedJobLimitDetail = fmt.Sprintf("must not exceed %d, the largest parallelism Kubernetes accepts for an Indexed Job", maxIndexedJobParallelism)
 
 // ServicesHostSuffix is appended to the MiniCluster name for the services pod's hostname.
 const ServicesHostSuffix = "-services"
@@ -73,14 +73,14 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 	switch {
 	case s.Size < 1:
 		errs = append(errs, field.Invalid(spec.Child("size"), s.Size, "must be at least 1"))
-	case s.Size > MaxIndexedJobParallelism:
+	case s.Size > maxIndexedJobParallelism:
 		errs = append(errs, field.Invalid(spec.Child("size"), s.Size, indexedJobLimitDetail))
 	default:
 		sizeOK = true
 	}
 	if sizeOK && s.MaxSize < s.Size {
 		errs = append(errs, field.Invalid(spec.Child("maxSize"), s.MaxSize, fmt.Sprintf("must be at least spec.size (%d)", s.Size)))
-	} else if sizeOK && s.MaxSize > MaxIndexedJobParallelism {
+	} else if sizeOK && s.MaxSize > maxIndexedJobParallelism {
 		errs = append(errs, field.Invalid(spec.Child("maxSize"), s.MaxSize, indexedJobLimitDetail+" (the Job grows to spec.maxSize in place)"))
 	}
 	if s.MinSize < 0 {
@@ -106,7 +106,7 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 			jobName += 1 + HashSuffixLength
 			how = "<name>-<hash>-<index>"
 		}
-		longest := jobName + 1 + len(fmt.Sprint(min(s.MaxSize, MaxIndexedJobParallelism)-1))
+		longest := jobName + 1 + len(fmt.Sprint(min(s.MaxSize, maxIndexedJobParallelism)-1))
 		if longest > validation.DNS1123LabelMaxLength {
 			errs = append(errs, field.TooLong(meta.Child("name"), m.Name,
 				len(m.Name)-(longest-validation.DNS1123LabelMaxLength)).WithOrigin("hostname"))
