@@ -76,6 +76,8 @@ func TestErrorLines(t *testing.T) {
 			"spec.containers", true},
 		"duplicate key after a comment document": {"# only a comment\n---\n" + head + "spec:\n  containers: [{image: a}] # first\n  containers: [{image: b}] # <-\n",
 			"spec.containers", true},
+		"duplicate key after empty documents": {"---\n---\n" + head + "spec:\n  containers: [{image: a}] # first\n  containers: [{image: b}] # <-\n",
+			"spec.containers", true},
 		"unknown field": {head + "spec:\n  sizee: 2 # <-\n  containers: [{image: a}]\n", "spec.sizee", false},
 		"wrong type":    {head + "spec:\n  size: four # <-\n  containers: [{image: a}]\n", "spec.size", false},
 		"invalid value": {head + "spec:\n  size: -1 # <-\n  containers: [{image: a}]\n", "spec.size", false},
@@ -109,6 +111,9 @@ func TestErrorLines(t *testing.T) {
 					t.Errorf("%q gives line %s; want line %d", msg, m[1], lineOf("# <-"))
 				case m != nil && m[3] != "" && m[3] != strconv.Itoa(lineOf("# first")):
 					t.Errorf("%q gives the first key at line %s; want line %d", msg, m[3], lineOf("# first"))
+				}
+				if second := strings.Contains(name, "second document"); strings.Contains(msg, file+" (document 2): ") != second {
+					t.Errorf("%q: want the document number only for the second document of the file", msg)
 				}
 				if strings.Contains(msg, "<document>") || strings.Contains(msg, " []: ") {
 					t.Errorf("%q does not name the field", msg)
