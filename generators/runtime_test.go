@@ -3,6 +3,7 @@ package generators
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+	"github.com/minicluster-fn/minicluster-fn/tests/outputcheck"
 )
 
 // Runtime behaviour of the generated scripts that flux-core showed on real brokers:
@@ -431,6 +433,119 @@ func TestSoftwareMountedNotCopied(t *testing.T) {
 				if !found {
 					t.Errorf("container %s does not mount the view volume's %s at %s", ctr.Name, viewSoftwareDir, softwareMountPath)
 				}
+			}
+		})
+	}
+}
+
+// brokerCommandCases are commands of the runFlux container: ok tells whether validation accepts
+// them, which must be whether the broker script can split them into words.
+var brokerCommandCases = []struct {
+	command string
+	ok      bool
+}{
+	{"hostname", true},
+	{`bash -c "echo a && echo b"`, true},
+	{`python3 -c "import os; print('it\'s', os.environ['HOME'])" "$HOME" '$NOT_EXPANDED' # a comment`, true},
+	{"echo one\necho two", true}, // a newline separates words
+	{"echo $(hostname) ${HOME} $((1 + 2)) `true` {a,b} *.none", true},
+	{"echo a\\", true},
+	{"echo \\(a\\) ')' \"(\" a=b ! }", true},
+	{"echo a && echo b", false},
+	{"echo a || echo b", false},
+	{"echo a | wc -l", false},
+	{"echo a; echo b", false},
+	{"echo a &", false},
+	{"echo a > out.txt", false},
+	{"echo a 2>&1", false},
+	{"cat <<EOF\nx\nEOF", false},
+	{"echo 'a", false},
+	{`echo "a`, false},
+	{"echo $(hostname", false},
+	{"echo a)", false},
+	{"echo (a)", false},
+	{"if true; then echo a; fi", false},
+	{"echo @(a|b)", false}, // an extended glob: bash parses it only with extglob on
+	{"echo one\necho two |", false},
+}
+
+// TestBrokerCommandSplitting renders each command into the broker script and runs it: the script
+// splits the command into words where validation accepts it, and fails with its "cannot parse"
+// message where validation refuses it (the script rendered all the same). Every broker command of
+// the examples and of the corpus must be accepted and split.
+func TestBrokerCommandSplitting(t *testing.T) {
+	type tc struct {
+		name, command string
+		launcher, ok  bool
+	}
+	var cases []tc
+	for i, c := range brokerCommandCases {
+		// (The sandbox's directory is named after the test, and its scripts do not quote it.)
+		cases = append(cases, tc{name: fmt.Sprintf("table-%02d", i), command: c.command, ok: c.ok})
+	}
+	examples, err := outputcheck.Examples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus, err := outputcheck.Corpus()
+	if errors.Is(err, outputcheck.ErrNoCorpus) {
+		t.Logf("the corpus's commands are not run: %v", err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	inputs := 0
+	for _, in := range append(examples, corpus...) {
+		mc, errs := v1alpha2.Decode(in.Doc)
+		if mc == nil || len(errs) > 0 {
+			continue // tests/e2e checks the messages of the corpus files that do not decode
+		}
+		mc.Default()
+		for _, c := range mc.Spec.Containers {
+			if c.RunFlux && c.Command != "" && !c.Batch && c.Commands.Script == "" {
+				cases = append(cases, tc{name: in.Name, command: c.Command, launcher: c.Launcher, ok: true})
+				inputs++
+			}
+		}
+	}
+	if inputs < 5 {
+		t.Errorf("only %d broker commands found in the examples and the corpus", inputs)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Logf("command: %q", c.command)
+			mc := testMiniCluster(2, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: c.command, Launcher: c.launcher})
+			mc.Default()
+			var problems []string
+			for _, e := range mc.Validate(v1alpha2.Options{JobNaming: v1alpha2.JobNamingHash}) {
+				problems = append(problems, e.Error())
+			}
+			if ok := len(problems) == 0; ok != c.ok {
+				t.Errorf("validation accepts it: %v, want %v; problems %q", ok, c.ok, problems)
+			} else if !c.ok && (len(problems) != 1 || !strings.HasPrefix(problems[0], "spec.containers[0].command: ") ||
+				!strings.Contains(problems[0], "commands.script")) {
+				t.Errorf("problems %q, want one at spec.containers[0].command that points to commands.script", problems)
+			}
+
+			sb := newSandbox(t, caseNamed(t, "hello-world"))
+			sb.mc.Spec.Containers[0].Command = c.command
+			sb.mc.Spec.Containers[0].Launcher = c.launcher
+			data, err := entrypointData(sb.mc, sb.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb.data = data
+			sb.run(t, InitScriptKey, 0)
+			cmd := sb.command(t, WaitScriptKey(0), 0)
+			out := startToFile(t, cmd) // the broker's join watcher outlives the script by 5 s
+			err = cmd.Wait()
+			if exit := (*exec.ExitError)(nil); err != nil && !errors.As(err, &exit) {
+				t.Fatal(err)
+			}
+			output := readFile(t, out)
+			if split := err == nil; split != c.ok {
+				t.Errorf("the broker script splits it: %v, want %v (%v)\n%s", split, c.ok, err, output)
+			} else if !split && !strings.Contains(output, "cannot parse containers[0].command as a command line") {
+				t.Errorf("the script failed for another reason:\n%s", output)
 			}
 		})
 	}

@@ -30,7 +30,15 @@ func Decode(data []byte) (*MiniCluster, field.ErrorList) {
 	}
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, field.ErrorList{field.Invalid(field.NewPath(""), "<document>", "YAML does not parse: "+err.Error())}
+		// Its strictness is about duplicate keys: found, they are reported at their fields. Its
+		// go-yaml v2 also takes a key that overrides one of a merge (<<: *anchor) for one, which
+		// YAML allows.
+		if errs := duplicateKeyErrors(data); len(errs) > 0 {
+			return nil, errs
+		}
+		if js, err = yaml.YAMLToJSON(data); err != nil {
+			return nil, field.ErrorList{field.Invalid(field.NewPath(""), "<document>", "YAML does not parse: "+err.Error())}
+		}
 	}
 	return decodeJSON(js)
 }

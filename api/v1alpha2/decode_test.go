@@ -1,11 +1,13 @@
 package v1alpha2_test
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -282,5 +284,68 @@ func TestDecodeBadInputs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDuplicateKeys: a key given twice is found at its field, with its line and the first key's,
+// wherever it is in the schema (a struct field, a map key, a list item, an unknown field), and
+// Decode reports it at that field without lines (they would be those of the text it was given,
+// which in a KRM function is not the user's file).
+func TestDuplicateKeys(t *testing.T) {
+	// dup is a DuplicateKey with its path as text, "path key line first".
+	type dup = string
+	for name, tc := range map[string]struct {
+		doc  string // after head; line 3 is its first line
+		want []dup
+	}{
+		"none":            {"spec: {containers: [{image: a}]}", nil},
+		"in spec":         {"spec:\n  size: 1\n  size: 2", []dup{"spec.size size 5 4"}},
+		"at the root":     {"spec: {}\nmetadata: {name: a}\nspec: {}", []dup{"spec spec 5 3"}},
+		"in a map":        {"spec:\n  jobLabels:\n    a.b/c: x\n    a.b/c: y", []dup{"spec.jobLabels[a.b/c] a.b/c 6 5"}},
+		"in a map value":  {"spec:\n  containers:\n  - volumes: {d: {path: /a, path: /b}}", []dup{"spec.containers[0].volumes[d].path path 5 5"}},
+		"unknown field":   {"spec:\n  sizee: {a: 1, a: 2}", []dup{"spec.sizee.a a 4 4"}},
+		"quoted and not":  {"spec:\n  size: 1\n  \"size\": 2", []dup{"spec.size size 5 4"}},
+		"twice, in order": {"spec:\n  containers:\n  - {image: a, image: b}\n  - {name: x, name: y}", []dup{"spec.containers[0].image image 5 5", "spec.containers[1].name name 6 6"}},
+		"merge key":       {"x: &a {b: 1}\nspec:\n  <<: *a\n  b: 2", nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			text := head + tc.doc + "\n"
+			var node yamlv3.Node
+			if err := yamlv3.Unmarshal([]byte(text), &node); err != nil {
+				t.Fatal(err)
+			}
+			var got []dup
+			for _, d := range v1alpha2.DuplicateKeys(&node) {
+				got = append(got, fmt.Sprintf("%s %s %d %d", d.Path, d.Key, d.Line, d.FirstLine))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("duplicates %q, want %q", got, tc.want)
+			}
+			if len(tc.want) == 0 {
+				return
+			}
+			mc, errs := v1alpha2.Decode([]byte(text))
+			if mc != nil || len(errs) != len(tc.want) {
+				t.Fatalf("Decode: %v", errs)
+			}
+			for i, e := range errs {
+				path, _, _ := strings.Cut(tc.want[i], " ")
+				if e.Field != path || e.Type != field.ErrorTypeDuplicate || strings.Contains(e.Error(), "line") {
+					t.Errorf("Decode: %v; want a duplicate at %s without a line", e, path)
+				}
+			}
+		})
+	}
+}
+
+// TestDecodeMergeKeyOverride: a key that overrides one of a YAML merge (<<: *anchor) is no
+// duplicate, though go-yaml v2's strict mode takes it for one.
+func TestDecodeMergeKeyOverride(t *testing.T) {
+	mc, errs := v1alpha2.Decode([]byte(head + "metadata:\n  name: a\n  labels: &l {a: b, c: d}\nspec:\n  jobLabels:\n    <<: *l\n    a: z\n  containers: [{image: a}]\n"))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if got := mc.Spec.JobLabels; len(got) != 2 || got["a"] != "z" || got["c"] != "d" {
+		t.Errorf("jobLabels %v, want a=z (the override) and c=d (merged)", got)
 	}
 }

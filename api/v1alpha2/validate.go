@@ -28,6 +28,15 @@ const (
 	VolumeCurve      = "flux-curve"
 )
 
+// maxIndexedJobParallelism is the largest parallelism the Kubernetes API server accepts for an
+// Indexed Job (maxParallelismForIndexedJob in k8s.io/kubernetes pkg/apis/batch/validation). The
+// broker Job's completions and parallelism are both spec.size, raised up to spec.maxSize to grow
+// in place. (Completions have a limit of their own only with backoffLimitPerIndex, which the
+// broker Job does not set.)
+const maxIndexedJobParallelism = 100_000
+
+var indexedJobLimitDetail = fmt.Sprintf("must not exceed %d, the largest parallelism Kubernetes accepts for an Indexed Job", maxIndexedJobParallelism)
+
 // ServicesHostSuffix is appended to the MiniCluster name for the services pod's hostname.
 const ServicesHostSuffix = "-services"
 
@@ -63,16 +72,25 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 		}
 	}
 
-	// Sizes.
-	if s.Size < 1 {
+	// Sizes. maxSize and minSize are compared with size only when size itself is valid: measured
+	// against an invalid size (or defaulted from it) they would only repeat its error.
+	sizeOK := false
+	switch {
+	case s.Size < 1:
 		errs = append(errs, field.Invalid(spec.Child("size"), s.Size, "must be at least 1"))
+	case s.Size > maxIndexedJobParallelism:
+		errs = append(errs, field.Invalid(spec.Child("size"), s.Size, indexedJobLimitDetail))
+	default:
+		sizeOK = true
 	}
-	if s.MaxSize < s.Size {
+	if sizeOK && s.MaxSize < s.Size {
 		errs = append(errs, field.Invalid(spec.Child("maxSize"), s.MaxSize, fmt.Sprintf("must be at least spec.size (%d)", s.Size)))
+	} else if sizeOK && s.MaxSize > maxIndexedJobParallelism {
+		errs = append(errs, field.Invalid(spec.Child("maxSize"), s.MaxSize, indexedJobLimitDetail+" (the Job grows to spec.maxSize in place)"))
 	}
 	if s.MinSize < 0 {
 		errs = append(errs, field.Invalid(spec.Child("minSize"), s.MinSize, "must not be negative"))
-	} else if s.MinSize > s.Size {
+	} else if sizeOK && s.MinSize > s.Size {
 		errs = append(errs, field.Invalid(spec.Child("minSize"), s.MinSize, fmt.Sprintf("must not exceed spec.size (%d)", s.Size)))
 	}
 	if s.Tasks != nil && *s.Tasks < 0 {
@@ -86,14 +104,14 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 	}
 
 	// Hostnames: <job name>-<index> must be a DNS label (63 characters at most).
-	if m.Name != "" && s.MaxSize >= 1 {
+	if m.Name != "" && sizeOK && s.MaxSize >= s.Size {
 		jobName := len(m.Name)
 		how := "<name>-<index>"
 		if opts.JobNaming != JobNamingStable {
 			jobName += 1 + HashSuffixLength
 			how = "<name>-<hash>-<index>"
 		}
-		longest := jobName + 1 + len(fmt.Sprint(s.MaxSize-1))
+		longest := jobName + 1 + len(fmt.Sprint(min(s.MaxSize, maxIndexedJobParallelism)-1))
 		if longest > validation.DNS1123LabelMaxLength {
 			errs = append(errs, field.TooLong(meta.Child("name"), m.Name,
 				len(m.Name)-(longest-validation.DNS1123LabelMaxLength)).WithOrigin("hostname"))
@@ -109,7 +127,7 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 		// (A headless name defaulted from an invalid metadata.name is reported once, above.)
 		errs = append(errs, validateNetwork(&s.Network, spec.Child("network"))...)
 	}
-	errs = append(errs, validateFlux(&s.Flux, spec.Child("flux"))...)
+	errs = append(errs, validateFlux(&s.Flux, s.Size, spec.Child("flux"))...)
 	errs = append(errs, validatePod(&s.Pod, spec.Child("pod"))...)
 	if s.Archive.Path != "" && !path.IsAbs(s.Archive.Path) {
 		errs = append(errs, field.Invalid(spec.Child("archive", "path"), s.Archive.Path, "must be an absolute path"))
@@ -133,9 +151,18 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 			runFlux = append(runFlux, p.String())
 			if c.Command != "" && c.Commands.Script != "" {
 				errs = append(errs, field.Invalid(p.Child("commands", "script"), "<script>", "set either command or commands.script on the runFlux container, not both"))
+			} else if c.Command != "" && !c.Batch {
+				// (A batch command's lines are written into a batch script as they are.)
+				errs = append(errs, validateBrokerCommand(c.Command, p.Child("command"))...)
 			}
-		} else if c.Name == "" {
-			errs = append(errs, field.Required(p.Child("name"), "containers without runFlux need a name"))
+		} else {
+			if c.Name == "" {
+				errs = append(errs, field.Required(p.Child("name"), "containers without runFlux need a name"))
+			}
+			if !c.NoWrapEntrypoint && c.Commands.Script == "" {
+				// The sidecar's start script runs its command as shell code.
+				errs = append(errs, validateShell(c.Command, p.Child("command"))...)
+			}
 		}
 		name := c.Name
 		if c.RunFlux {
@@ -194,7 +221,8 @@ func validateNetwork(n *Network, p *field.Path) field.ErrorList {
 	return errs
 }
 
-func validateFlux(f *FluxSpec, p *field.Path) field.ErrorList {
+// specSize is spec.size, which bursting clusters' sizes default to.
+func validateFlux(f *FluxSpec, specSize int32, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if f.LogLevel != nil && (*f.LogLevel < 0 || *f.LogLevel > 7) {
 		errs = append(errs, field.Invalid(p.Child("logLevel"), *f.LogLevel, "must be a syslog level from 0 to 7"))
@@ -243,7 +271,8 @@ func validateFlux(f *FluxSpec, p *field.Path) field.ErrorList {
 		for _, msg := range validation.IsDNS1123Label(c.Name) {
 			errs = append(errs, field.Invalid(bp.Child("clusters").Index(i).Child("name"), c.Name, msg))
 		}
-		if c.Size < 1 {
+		// A size equal to an invalid spec.size was (most likely) defaulted from it, reported there.
+		if c.Size < 1 && c.Size != specSize {
 			errs = append(errs, field.Invalid(bp.Child("clusters").Index(i).Child("size"), c.Size, "must be at least 1"))
 		}
 	}

@@ -66,6 +66,8 @@ func TestBadInputNamesTheField(t *testing.T) {
 		"secret without key": {"  containers: [{image: a, secrets: {TOKEN: {name: s}}}]", []string{"spec.containers[0].secrets[TOKEN].key"}},
 		"hook not bash":      {"  containers: [{image: a, commands: {pre: \"if true; then echo\"}}]", []string{"spec.containers[0].commands.pre"}},
 		"prefix not bash":    {"  containers: [{image: a, commands: {prefix: \"time (\"}}]", []string{"spec.containers[0].commands.prefix"}},
+		"sidecar not bash":   {"  containers: [{image: a, runFlux: true}, {image: b, name: b, command: \"echo 'x\"}]", []string{"spec.containers[1].command"}},
+		"broker not words":   {"  containers: [{image: a, command: \"echo a | wc\"}]", []string{"spec.containers[0].command"}},
 		"service hook":       {"  services: [{name: s, image: a, commands: {servicePre: \"echo 'x\"}}]\n  containers: [{image: a}]", []string{"spec.services[0].commands.servicePre"}},
 		"submit not bash":    {"  flux: {submitCommand: \"flux submit |\"}\n  containers: [{image: a}]", []string{"spec.flux.submitCommand"}},
 		"brokerConfig TOML":  {"  flux: {brokerConfig: \"[bootstrap\"}\n  containers: [{image: a}]", []string{"spec.flux.brokerConfig"}},
@@ -198,5 +200,69 @@ func TestCurveCertProblemsHideTheKey(t *testing.T) {
 	}
 	if msg := errs[0].Error(); strings.Contains(msg, secret[:10]) || strings.Contains(msg, secret[30:]) {
 		t.Errorf("the message shows the secret key: %s", msg)
+	}
+}
+
+// TestBrokerCommandProblems: a runFlux command that the broker script cannot split into words is
+// refused with where and why, in the command's own lines and columns. generators'
+// TestBrokerCommandSplitting runs the script on such commands.
+func TestBrokerCommandProblems(t *testing.T) {
+	for command, want := range map[string]string{
+		"hostname":                     "",
+		`bash -c "echo a && echo b"`:   "",
+		"echo a # a comment":           "",
+		"echo a\necho $(hostname) `a`": "",
+		"echo a && echo b":             `1:8: "&&" is shell syntax, not a word`,
+		"echo a\necho b | wc":          `2:8: "|" is shell syntax, not a word`,
+		"echo a; echo b":               `1:7: ";" is shell syntax, not a word`,
+		"echo a 2>&1":                  `1:9: ">&" is shell syntax, not a word`,
+		"echo 'a":                      "1:6: reached EOF without closing quote '",
+		"echo a)":                      "a quote or a parenthesis is unbalanced: ) can only be used to close a subshell",
+		"echo $(hostname":              "a quote or a parenthesis is unbalanced: reached EOF without matching ( with )",
+		"echo ${":                      `1:6: "${ stmts;}" is a mksh feature; tried parsing as bash`,
+		"echo @(a|b)":                  "1:6: @(...) is an extended glob, which the script's bash does not enable",
+		// bash accepts these two, but the first would run "echo b" as shell code and the second
+		// would replace the word "echo" by "y".
+		"echo a) && (echo b": `1:7: ")" is shell syntax, not a word`,
+		"echo [0]=y":         "1:7: a word of the form [index]=value sets an element of the script's word list; quote it",
+	} {
+		if got := brokerCommandProblem(command); got != want {
+			t.Errorf("%q: %q, want %q", command, got, want)
+		}
+	}
+}
+
+// TestSizeProblems: size and maxSize are bounded by what the API server accepts for the broker
+// Job, and an invalid size is reported once, not again through maxSize or minSize.
+func TestSizeProblems(t *testing.T) {
+	for name, tc := range map[string]struct {
+		spec string
+		want []string
+	}{
+		"largest size":              {"  size: 100000", nil},
+		"size above the Job limit":  {"  size: 100001", []string{"spec.size: Invalid value: 100001: must not exceed 100000, the largest parallelism Kubernetes accepts for an Indexed Job"}},
+		"maxSize above the limit":   {"  size: 2\n  maxSize: 100001", []string{"spec.maxSize: Invalid value: 100001: must not exceed 100000, the largest parallelism Kubernetes accepts for an Indexed Job (the Job grows to spec.maxSize in place)"}},
+		"both above the limit":      {"  size: 200000\n  maxSize: 300000", []string{"spec.size: Invalid value: 200000: must not exceed 100000, the largest parallelism Kubernetes accepts for an Indexed Job"}},
+		"negative size":             {"  size: -2", []string{"spec.size: Invalid value: -2: must be at least 1"}},
+		"negative size and minSize": {"  size: -2\n  minSize: 1\n  maxSize: 4", []string{"spec.size: Invalid value: -2: must be at least 1"}},
+		"negative maxSize":          {"  size: 2\n  maxSize: -1", []string{"spec.maxSize: Invalid value: -1: must be at least spec.size (2)"}},
+		"negative minSize":          {"  size: 2\n  minSize: -1", []string{"spec.minSize: Invalid value: -1: must not be negative"}},
+		"negative everything":       {"  size: -2\n  minSize: -3\n  maxSize: -1", []string{"spec.minSize: Invalid value: -3: must not be negative", "spec.size: Invalid value: -2: must be at least 1"}},
+		"negative burst size":       {"  size: -2\n  flux: {bursting: {clusters: [{name: b}]}}", []string{"spec.size: Invalid value: -2: must be at least 1"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			mc, errs := Decode([]byte(base + tc.spec + "\n  containers: [{image: a}]\n"))
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			mc.Default()
+			var got []string
+			for _, e := range mc.Validate(Options{JobNaming: JobNamingStable}) {
+				got = append(got, e.Error())
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("errors\n%q\nwant\n%q", got, tc.want)
+			}
+		})
 	}
 }

@@ -60,10 +60,16 @@ func readMiniClusterFiles(sources []string, stdin io.Reader) ([]*yaml.RNode, fra
 			problem(file, 0, "empty input: expected a MiniCluster document")
 		}
 		hasMiniCluster := slices.ContainsFunc(docs, fn.IsMiniCluster)
+		duplicates := duplicateKeyResults(file, data)
+		results = append(results, duplicates...)
 		for i, doc := range docs {
 			switch {
 			case doc.GetKind() == v1alpha2.Kind && doc.GetApiVersion() == v1alpha2.APIVersion:
-				nodes = append(nodes, doc)
+				// A duplicate key is reported above with its lines; decoding the document would
+				// report it again without them.
+				if !slices.ContainsFunc(duplicates, func(r *framework.Result) bool { return r.File.Index == i }) {
+					nodes = append(nodes, doc)
+				}
 			case hasMiniCluster && !fn.IsMiniCluster(doc):
 				// Rendering the file would drop this object from what is applied: the rendered
 				// output holds the MiniClusters' objects only.

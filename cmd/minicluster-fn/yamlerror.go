@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
 
 	yamlv2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
 
 // yamlSyntaxProblem says where a file that does not parse as YAML is broken: "line 9: did not
@@ -63,4 +68,41 @@ var parserProblems = map[string]bool{
 	"found duplicate %YAML directive":        true,
 	"found incompatible YAML document":       true,
 	"found undefined tag handle":             true,
+}
+
+// duplicateKeyResults are the keys given twice in the file's MiniClusters, each reported at its
+// line in the file, in the form of a YAML syntax error, with its object and field. (Decoding
+// finds them too, but in a document kyaml has read and written again: neither its lines nor
+// sigs.k8s.io/yaml's message, which names no field, would lead to the key.) File.Index is the
+// document's index among the file's documents as kyaml's reader counts them.
+func duplicateKeyResults(file string, data []byte) framework.Results {
+	var results framework.Results
+	// The whole stream is read by one decoder, so that lines count from the start of the file.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for index := 0; ; {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); err != nil {
+			// The end, or YAML that kyaml's reader (which splits the file first) takes: decoding
+			// the document reports its problem then.
+			break
+		}
+		n := yaml.NewRNode(&doc)
+		if yaml.IsYNodeEmptyDoc(&doc) || n.IsNilOrEmpty() {
+			continue // kyaml's reader skips it, and does not count it
+		}
+		if n.GetKind() == v1alpha2.Kind && n.GetApiVersion() == v1alpha2.APIVersion {
+			for _, d := range v1alpha2.DuplicateKeys(&doc) {
+				results = append(results, &framework.Result{
+					Severity: framework.Error,
+					Message:  fmt.Sprintf("YAML does not parse: line %d: mapping key %q already defined at line %d", d.Line, d.Key, d.FirstLine),
+					ResourceRef: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: n.GetApiVersion(), Kind: n.GetKind()},
+						NameMeta: yaml.NameMeta{Name: n.GetName(), Namespace: n.GetNamespace()}},
+					Field: &framework.Field{Path: d.Path.String()},
+					File:  &framework.File{Path: file, Index: index},
+				})
+			}
+		}
+		index++
+	}
+	return results
 }

@@ -2,6 +2,10 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -45,3 +49,79 @@ func TestYAMLSyntaxErrorLine(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorLines renders files whose lines are known, one per kind of problem, through the CLI:
+// a message that gives a line gives the one marked "# <-" ("# first" marks the first of two
+// keys), counted from the start of the file, and names the field; the kinds that have a line
+// (YAML syntax, duplicate keys) must give it.
+func TestErrorLines(t *testing.T) {
+	const head = "apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata:\n  name: flux-sample\n"
+	other := strings.Replace(head, "flux-sample", "other", 1) + "spec:\n  containers: [{image: a}]\n---\n"
+	for name, tc := range map[string]struct {
+		input, field string
+		lined        bool
+	}{
+		"syntax error": {head + "spec:\n  containers:\n    - image: ubuntu:noble\n     command: hostname # <-\n", "", true},
+		"duplicate key in spec": {head + "spec:\n  size: 2 # first\n  containers: [{image: a}]\n  size: 3 # <-\n",
+			"spec.size", true},
+		"duplicate key in a list item": {head + "spec:\n  containers:\n    - image: a # first\n      command: hostname\n      image: b # <-\n",
+			"spec.containers[0].image", true},
+		"duplicate key in a map": {head + "spec:\n  containers:\n    - image: a\n      environment:\n        A: \"1\" # first\n        A: \"2\" # <-\n",
+			"spec.containers[0].environment[A]", true},
+		"duplicate key in a flow mapping": {head + "spec:\n  containers:\n    - {image: a, volumes: {data: {path: /d, emptyDir: true}}}\n    - {name: b, image: b, volumes: {x: {path: /x, # first\n        path: /y}}} # <-\n",
+			"spec.containers[1].volumes[x].path", true},
+		"duplicate key in metadata": {"apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata:\n  name: flux-sample # first\n" +
+			"  labels: {team: a}\n  name: flux-sample # <-\nspec:\n  containers: [{image: a}]\n", "metadata.name", true},
+		"duplicate key in the second document": {other + head + "spec:\n  containers: [{image: a}] # first\n  containers: [{image: b}] # <-\n",
+			"spec.containers", true},
+		"duplicate key after a comment document": {"# only a comment\n---\n" + head + "spec:\n  containers: [{image: a}] # first\n  containers: [{image: b}] # <-\n",
+			"spec.containers", true},
+		"duplicate key after empty documents": {"---\n---\n" + head + "spec:\n  containers: [{image: a}] # first\n  containers: [{image: b}] # <-\n",
+			"spec.containers", true},
+		"unknown field": {head + "spec:\n  sizee: 2 # <-\n  containers: [{image: a}]\n", "spec.sizee", false},
+		"wrong type":    {head + "spec:\n  size: four # <-\n  containers: [{image: a}]\n", "spec.size", false},
+		"invalid value": {head + "spec:\n  size: -1 # <-\n  containers: [{image: a}]\n", "spec.size", false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			lineOf := func(marker string) int {
+				for i, l := range strings.Split(tc.input, "\n") {
+					if strings.Contains(l, marker) {
+						return i + 1
+					}
+				}
+				return 0
+			}
+			file := filepath.Join(t.TempDir(), "minicluster.yaml")
+			if err := os.WriteFile(file, []byte(tc.input), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, err := runCmd(t, "", "render", file)
+			if err == nil || out != "" {
+				t.Fatalf("render: error %v, stdout %q; want an error and no output", err, out)
+			}
+			for _, msg := range strings.Split(strings.TrimSpace(errOut), "\n") {
+				if tc.field != "" && !strings.Contains(msg, ": MiniCluster/flux-sample: "+tc.field+": ") {
+					t.Errorf("%q does not name MiniCluster/flux-sample and %s", msg, tc.field)
+				}
+				m := messageLine.FindStringSubmatch(msg)
+				switch {
+				case m == nil && tc.lined:
+					t.Errorf("%q gives no line; want line %d", msg, lineOf("# <-"))
+				case m != nil && m[1] != strconv.Itoa(lineOf("# <-")):
+					t.Errorf("%q gives line %s; want line %d", msg, m[1], lineOf("# <-"))
+				case m != nil && m[3] != "" && m[3] != strconv.Itoa(lineOf("# first")):
+					t.Errorf("%q gives the first key at line %s; want line %d", msg, m[3], lineOf("# first"))
+				}
+				if second := strings.Contains(name, "second document"); strings.Contains(msg, file+" (document 2): ") != second {
+					t.Errorf("%q: want the document number only for the second document of the file", msg)
+				}
+				if strings.Contains(msg, "<document>") || strings.Contains(msg, " []: ") {
+					t.Errorf("%q does not name the field", msg)
+				}
+			}
+		})
+	}
+}
+
+// messageLine finds the line a message gives, and the first key's for a duplicate key.
+var messageLine = regexp.MustCompile(`\bline (\d+)(: mapping key "[^"]*" already defined at line (\d+))?`)

@@ -74,6 +74,7 @@ func TestAPIServer(t *testing.T) {
 
 	t.Run("apply", c.testApplyAll)
 	t.Run("job names", c.testJobNames)
+	t.Run("size limit", c.testSizeLimit)
 	t.Run("keygen publish", c.testKeygenPublish)
 	t.Run("keygen bad input", c.testKeygenBadInput)
 	t.Run("keygen image", c.testKeygenImage)

@@ -1,13 +1,18 @@
 package integration
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // minCorpusApplied is how many corpus files must render and apply (32 of 33 render; the one
@@ -168,4 +173,29 @@ func nestedInt(t *testing.T, o *unstructured.Unstructured, fields ...string) int
 		t.Fatalf("%s: %s: %v (present %v)", ref(o), strings.Join(fields, "."), err, ok)
 	}
 	return v
+}
+
+// testSizeLimit: the largest size render accepts is the largest the API server accepts for the
+// broker Job (an Indexed Job's parallelism), and one more is refused by both.
+func (c *cluster) testSizeLimit(t *testing.T) {
+	const limit = 100_000
+	ns := c.namespace(t, "size", nil)
+	mc := func(size int) string {
+		return strings.Replace(scalableMiniCluster(strconv.Itoa(size), "ubuntu:noble", "hostname"), "maxSize: 6", "maxSize: "+strconv.Itoa(size), 1)
+	}
+	job := find(t, c.apply(t, ns, renderText(t, mc(limit))), "Job", "broker")
+	if got := nestedInt(t, job, "spec", "parallelism"); got != limit {
+		t.Fatalf("spec.parallelism = %d, want %d", got, limit)
+	}
+
+	res := runFn(t, nil, mc(limit+1), "render", "-")
+	if res.code == 0 || res.stdout != "" || !strings.Contains(res.stderr, "spec.size: Invalid value: 100001: must not exceed 100000") {
+		t.Errorf("render of size %d: %s; want spec.size refused and no output", limit+1, res)
+	}
+
+	patch := fmt.Appendf(nil, `{"spec":{"parallelism":%d,"completions":%d}}`, limit+1, limit+1)
+	_, err := c.cs.BatchV1().Jobs(ns).Patch(context.Background(), job.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+	if err == nil || !strings.Contains(err.Error(), "spec.parallelism: Invalid value: 100001: must be less than or equal to 100000") {
+		t.Errorf("the API server accepted parallelism %d, or refused it for another reason: %v", limit+1, err)
+	}
 }
