@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,37 +31,14 @@ func TestImageReferencesMatchTheBuild(t *testing.T) {
 	want := version.ImageRepository + ":" + version.Version
 	reference := regexp.MustCompile(regexp.QuoteMeta(version.ImageRepository) + `:[\w.-]+`)
 	found := 0
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); name == ".git" || name == "bin" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if ext := filepath.Ext(p); ext != ".md" && ext != ".yaml" && ext != ".yml" && d.Name() != "Kptfile" {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		for i, line := range strings.Split(string(b), "\n") {
-			for _, ref := range reference.FindAllString(line, -1) {
-				found++
-				if ref != want {
-					rel, _ := filepath.Rel(root, p)
-					t.Errorf("%s:%d names the image %s; `make image` builds %s", rel, i+1, ref, want)
-				}
+	repoFileLines(t, root, hasExt(".md", ".yaml", ".yml", "Kptfile"), func(rel string, n int, text string) {
+		for _, ref := range reference.FindAllString(text, -1) {
+			found++
+			if ref != want {
+				t.Errorf("%s:%d names the image %s; `make image` builds %s", rel, n, ref, want)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if found == 0 {
 		t.Fatalf("no reference to %s found under %s: the test looks in the wrong place", version.ImageRepository, root)
 	}
@@ -73,37 +51,12 @@ func TestImageReferencesMatchTheBuild(t *testing.T) {
 func TestNoPointersOutsideTheRepository(t *testing.T) {
 	root := repoRoot(t)
 	pointer := regexp.MustCompile(`\breference/|\breference §|\b(?:tooling|flux-runtime|real-node|flux-operator|krm-gitops)\.md\b|\bDESIGN(?:\.md)? ?§|(?i:\bissue #?\d+|\bsession \d+\b)`)
-	text := map[string]bool{".go": true, ".md": true, ".sh": true, ".yaml": true, ".yml": true, ".py": true, ".toml": true}
-	checked := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); name == ".git" || name == "bin" || name == "testdata" {
-				return filepath.SkipDir
+	checked := repoFileLines(t, root, hasExt(".go", ".md", ".sh", ".yaml", ".yml", ".py", ".toml", "Makefile", "Kptfile", "run"),
+		func(rel string, n int, text string) {
+			if m := pointer.FindString(text); m != "" && rel != "tests/e2e/docs_test.go" {
+				t.Errorf("%s:%d points outside the repository (%q): say the fact itself, or link a public source", rel, n, m)
 			}
-			return nil
-		}
-		if !text[filepath.Ext(p)] && d.Name() != "Makefile" && d.Name() != "Kptfile" && d.Name() != "run" {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		checked++
-		rel, _ := filepath.Rel(root, p)
-		for i, line := range strings.Split(string(b), "\n") {
-			if m := pointer.FindString(line); m != "" && rel != "tests/e2e/docs_test.go" {
-				t.Errorf("%s:%d points outside the repository (%q): say the fact itself, or link a public source", rel, i+1, m)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+		})
 	if checked < 50 {
 		t.Fatalf("only %d files checked under %s: the test looks in the wrong place", checked, root)
 	}
@@ -130,5 +83,48 @@ func TestDocsStateCurrentFacts(t *testing.T) {
 				t.Errorf("%s:%d reads as a diary (%q): state the current fact and figure", rel, i+1, m)
 			}
 		}
+	}
+}
+
+// repoFileLines calls line for every line of the repository's files whose name keep accepts (the
+// work tree, without .git, bin/ and testdata/), with the path relative to root and the line number.
+// It returns how many files it read, so that a test can tell that it looked in the right place.
+func repoFileLines(t *testing.T, root string, keep func(name string) bool, line func(rel string, n int, text string)) int {
+	t.Helper()
+	files := 0
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == ".git" || name == "bin" || name == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !keep(d.Name()) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files++
+		rel, _ := filepath.Rel(root, p)
+		for i, text := range strings.Split(string(b), "\n") {
+			line(rel, i+1, text)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// hasExt is a keep function of repoFileLines: the file's extension or whole name is one of these.
+func hasExt(names ...string) func(string) bool {
+	return func(name string) bool {
+		return slices.Contains(names, filepath.Ext(name)) || slices.Contains(names, name)
 	}
 }

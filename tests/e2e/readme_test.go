@@ -115,37 +115,16 @@ func TestFirstTestRunIsCIs(t *testing.T) {
 	// What the project tells a user to install, in skip messages and build steps.
 	asked := regexp.MustCompile(`apt-get install (?:-y )?([a-z0-9][a-z0-9 .+-]*)|\(Debian package ([a-z0-9.+-]+)\)`)
 	found := 0
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); name == ".git" || name == "bin" || name == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if ext := filepath.Ext(p); ext != ".go" && ext != ".sh" && d.Name() != "Makefile" {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		for _, m := range asked.FindAllStringSubmatch(string(b), -1) {
+	repoFileLines(t, root, hasExt(".go", ".sh", "Makefile"), func(rel string, n int, text string) {
+		for _, m := range asked.FindAllStringSubmatch(text, -1) {
 			for _, pkg := range strings.Fields(m[1] + " " + m[2]) {
 				found++
 				if !installed[pkg] {
-					rel, _ := filepath.Rel(root, p)
-					t.Errorf("%s asks for the Debian package %s, which make deps does not install", rel, pkg)
+					t.Errorf("%s:%d asks for the Debian package %s, which make deps does not install", rel, n, pkg)
 				}
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if found == 0 {
 		t.Fatal("no install hint found in the tree: the test looks in the wrong place")
 	}
