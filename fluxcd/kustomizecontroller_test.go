@@ -136,7 +136,7 @@ func build(t *testing.T, root string, k *kustomizev1.Kustomization) []*unstructu
 // does (with and without a kustomization.yaml), writes the Flux CD objects for it, decodes them
 // into the real API types and builds the directory the way kustomize-controller does. Every
 // object must land in the target namespace, and every health check must name an object of the
-// build, except the certificate ConfigMaps the keygen Jobs create in the cluster.
+// build, except the certificate Secrets the keygen Jobs create in the cluster.
 func TestKustomizeControllerBuild(t *testing.T) {
 	examples := exampleFiles(t)
 	for _, tc := range []struct {
@@ -184,7 +184,7 @@ func TestKustomizeControllerBuild(t *testing.T) {
 				if built[ref(hc.APIVersion, hc.Kind, hc.Name, hc.Namespace)] {
 					continue
 				}
-				if hc.Kind == "ConfigMap" && built[ref("v1", "Service", hc.Name, hc.Namespace)] {
+				if hc.Kind == "Secret" && built[ref("v1", "Service", hc.Name, hc.Namespace)] {
 					continue // the certificate, named after its owner Service: created by the keygen Job, which is health-checked too
 				}
 				t.Errorf("health check %+v names no object of the build", hc)

@@ -82,7 +82,7 @@ func Objects(clusters []MiniCluster, o Options) (source runtime.Object, ks *kust
 			check("batch/v1", "Job", mc.KeygenJob)
 		}
 		// The certificate the brokers mount: without it kubelet never starts them. This also
-		// catches a missing user Secret, or a curve ConfigMap deleted after the keygen Job ran.
+		// catches a missing user Secret, or a certificate deleted after the keygen Job ran.
 		if mc.Curve != "" {
 			check("v1", mc.CurveKind, mc.Curve)
 		}

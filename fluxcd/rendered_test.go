@@ -103,8 +103,8 @@ func TestReadRenderedExamples(t *testing.T) {
 		if mc.BrokerJob == "" || mc.Service == "" || mc.Curve == "" {
 			t.Errorf("%s: broker Job %q, Service %q, certificate %q: all must be found", mc.Name, mc.BrokerJob, mc.Service, mc.Curve)
 		}
-		if mc.KeygenJob == "" || mc.CurveKind != "ConfigMap" || mc.Curve != mc.Service {
-			t.Errorf("%s: keygen Job %q, certificate %s/%s: the examples use the keygen Job and the ConfigMap it creates", mc.Name, mc.KeygenJob, mc.CurveKind, mc.Curve)
+		if mc.KeygenJob == "" || mc.CurveKind != "Secret" || mc.Curve != mc.Service {
+			t.Errorf("%s: keygen Job %q, certificate %s/%s: the examples use the keygen Job and the Secret it creates", mc.Name, mc.KeygenJob, mc.CurveKind, mc.Curve)
 		}
 	}
 	for name, file := range examples {

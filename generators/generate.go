@@ -46,7 +46,7 @@ func Generate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) ([]Object, []Warn
 	case opts.CurveSecret != "":
 		// The user's Secret is mounted as is.
 	case mc.Spec.Flux.CurveCert != "":
-		objs = append(objs, inlineCurveConfigMap(mc, n))
+		objs = append(objs, inlineCurve(mc, opts, n))
 	default:
 		sa, role, binding, job := keygenObjects(mc, opts, n)
 		objs = append(objs, sa, role, binding, job)

@@ -292,67 +292,134 @@ spec:
 	}
 }
 
+// TestKeygenLeastPrivilege: the keygen Role may create the certificate object and read its owner
+// Service. With a Secret (the default) it may not read any Secret back, not even the certificate:
+// that would let it create a token Secret under that name and read the token.
 func TestKeygenLeastPrivilege(t *testing.T) {
-	objs, _ := generate(t, helloWorld)
-	roles := find[*rbacv1.Role](objs, nil)
-	if len(roles) != 1 {
-		t.Fatalf("want one Role, got %d", len(roles))
-	}
-	want := []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"flux-sample"}, Verbs: []string{"get"}},
-		{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{"flux-sample"}, Verbs: []string{"get"}},
-	}
-	if toJSON(t, roles[0].Rules) != toJSON(t, want) {
-		t.Errorf("keygen Role rules:\n got %s\nwant %s", toJSON(t, roles[0].Rules), toJSON(t, want))
-	}
-	jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[LabelComponent] == componentKeygen })
-	if len(jobs) != 1 {
-		t.Fatalf("want one keygen Job, got %d", len(jobs))
-	}
-	pod := jobs[0].Spec.Template.Spec
-	c := pod.Containers[0]
-	if !*pod.SecurityContext.RunAsNonRoot || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault ||
-		*c.SecurityContext.AllowPrivilegeEscalation || !slices.Equal(c.SecurityContext.Capabilities.Drop, []corev1.Capability{"ALL"}) {
-		t.Errorf("keygen pod is not Pod Security restricted: %s", toJSON(t, pod))
-	}
-	wantArgs := []string{"keygen", "--publish", "--name", "flux-sample", "--owner-service", "flux-sample", "--cert-name", "flux-sample"}
-	if !slices.Equal(c.Args, wantArgs) {
-		t.Errorf("keygen args %v, want %v", c.Args, wantArgs)
-	}
-	for _, sa := range find[*corev1.ServiceAccount](objs, nil) {
-		if *sa.AutomountServiceAccountToken {
-			t.Error("the ServiceAccount must not mount tokens by default")
-		}
-	}
-	if len(find[*rbacv1.ClusterRole](objs, nil)) > 0 {
-		t.Error("nothing cluster-wide")
+	configMap := strings.Replace(helloWorld, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/curve-kind: ConfigMap", 1)
+	getService := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{"flux-sample"}, Verbs: []string{"get"}}
+	for name, tc := range map[string]struct {
+		doc    string
+		rules  []rbacv1.PolicyRule
+		output string
+	}{
+		"Secret": {helloWorld, []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
+			getService,
+		}, "secret"},
+		"ConfigMap": {configMap, []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"flux-sample"}, Verbs: []string{"get"}},
+			getService,
+		}, "configmap"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			objs, _ := generate(t, tc.doc)
+			roles := find[*rbacv1.Role](objs, nil)
+			if len(roles) != 1 {
+				t.Fatalf("want one Role, got %d", len(roles))
+			}
+			if toJSON(t, roles[0].Rules) != toJSON(t, tc.rules) {
+				t.Errorf("keygen Role rules:\n got %s\nwant %s", toJSON(t, roles[0].Rules), toJSON(t, tc.rules))
+			}
+			jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[LabelComponent] == componentKeygen })
+			if len(jobs) != 1 {
+				t.Fatalf("want one keygen Job, got %d", len(jobs))
+			}
+			pod := jobs[0].Spec.Template.Spec
+			c := pod.Containers[0]
+			if !*pod.SecurityContext.RunAsNonRoot || pod.SecurityContext.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault ||
+				*c.SecurityContext.AllowPrivilegeEscalation || !slices.Equal(c.SecurityContext.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+				t.Errorf("keygen pod is not Pod Security restricted: %s", toJSON(t, pod))
+			}
+			wantArgs := []string{"keygen", "--publish", "--output", tc.output, "--name", "flux-sample", "--owner-service", "flux-sample", "--cert-name", "flux-sample"}
+			if !slices.Equal(c.Args, wantArgs) {
+				t.Errorf("keygen args %v, want %v", c.Args, wantArgs)
+			}
+			for _, sa := range find[*corev1.ServiceAccount](objs, nil) {
+				if *sa.AutomountServiceAccountToken {
+					t.Error("the ServiceAccount must not mount tokens by default")
+				}
+			}
+			if len(find[*rbacv1.ClusterRole](objs, nil)) > 0 {
+				t.Error("nothing cluster-wide")
+			}
+		})
 	}
 }
 
+// TestCurveSources: where the broker pods get the certificate from, for each way of giving it.
 func TestCurveSources(t *testing.T) {
 	// A test key (minicluster-fn keygen), used nowhere else.
 	inline := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  flux:\n    curveCert: |\n      metadata\n          name = \"x\"\n"+
 		"      curve\n          public-key = \"c}NG4WENO2G^QC(hmSa^X{2e@*[:Jsy-?4E+0hm&\"\n          secret-key = \"2>z28r<BA2.pj0i)fwwlZvr}a!@d0dLl>ycW$eWI\"\n", 1)
-	objs, _ := generate(t, inline)
-	if len(find[*rbacv1.Role](objs, nil)) != 0 {
-		t.Error("an inline certificate needs no keygen objects")
+	withKind := func(doc, kind string) string {
+		return strings.Replace(doc, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/curve-kind: "+kind, 1)
 	}
-	cms := find(objs, func(c *corev1.ConfigMap) bool { return c.Name == "flux-sample" })
-	if len(cms) != 1 || !strings.Contains(cms[0].Data[CurveCertKey], `name = "x"`) {
-		t.Errorf("want the inline certificate in ConfigMap flux-sample, got %s", toJSON(t, cms))
+	// curveVolume is the broker pods' certificate volume, which must give the file mode 0400.
+	curveVolume := func(t *testing.T, objs []Object) corev1.Volume {
+		t.Helper()
+		for _, v := range brokerJobOf(t, objs).Spec.Template.Spec.Volumes {
+			if v.Name == volumeCurve {
+				return v
+			}
+		}
+		t.Fatal("no certificate volume")
+		return corev1.Volume{}
+	}
+	keygenRuns := func(objs []Object) bool { return len(find[*rbacv1.Role](objs, nil)) == 1 }
+	secretNamed := func(name string) func(*corev1.Secret) bool {
+		return func(s *corev1.Secret) bool { return s.Name == name }
+	}
+	configMapNamed := func(name string) func(*corev1.ConfigMap) bool {
+		return func(c *corev1.ConfigMap) bool { return c.Name == name }
 	}
 
-	secret := strings.Replace(helloWorld, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/curve-secret: my-cert", 1)
-	objs, _ = generate(t, secret)
-	if len(find[*rbacv1.Role](objs, nil)) != 0 || len(find(objs, func(c *corev1.ConfigMap) bool { return c.Name == "flux-sample" })) != 0 {
-		t.Error("a referenced Secret needs no keygen objects and no curve ConfigMap")
-	}
-	for _, v := range brokerJobOf(t, objs).Spec.Template.Spec.Volumes {
-		if v.Name == volumeCurve && (v.Secret == nil || v.Secret.SecretName != "my-cert" || *v.Secret.Items[0].Mode != 0o400) {
+	t.Run("keygen, Secret by default", func(t *testing.T) {
+		objs, _ := generate(t, helloWorld)
+		v := curveVolume(t, objs)
+		if !keygenRuns(objs) || v.Secret == nil || v.Secret.SecretName != "flux-sample" || *v.Secret.DefaultMode != 0o400 || *v.Secret.Items[0].Mode != 0o400 {
+			t.Errorf("keygen objects %v, curve volume %s; want the keygen Job and Secret flux-sample, mode 0400", keygenRuns(objs), toJSON(t, v))
+		}
+	})
+	t.Run("keygen, ConfigMap", func(t *testing.T) {
+		objs, _ := generate(t, withKind(helloWorld, "ConfigMap"))
+		v := curveVolume(t, objs)
+		if !keygenRuns(objs) || v.ConfigMap == nil || v.ConfigMap.Name != "flux-sample" || *v.ConfigMap.DefaultMode != 0o400 || *v.ConfigMap.Items[0].Mode != 0o400 {
+			t.Errorf("keygen objects %v, curve volume %s; want the keygen Job and ConfigMap flux-sample, mode 0400", keygenRuns(objs), toJSON(t, v))
+		}
+	})
+	t.Run("inline, Secret by default", func(t *testing.T) {
+		objs, _ := generate(t, inline)
+		secrets := find(objs, secretNamed("flux-sample"))
+		if keygenRuns(objs) || len(secrets) != 1 || secrets[0].Type != corev1.SecretTypeOpaque ||
+			!strings.Contains(string(secrets[0].Data[CurveCertKey]), `name = "x"`) || len(find(objs, configMapNamed("flux-sample"))) != 0 {
+			t.Errorf("want the inline certificate in Secret flux-sample only, got %s", toJSON(t, secrets))
+		}
+		if v := curveVolume(t, objs); v.Secret == nil || v.Secret.SecretName != "flux-sample" {
+			t.Errorf("curve volume %s, want Secret flux-sample", toJSON(t, v))
+		}
+	})
+	t.Run("inline, ConfigMap", func(t *testing.T) {
+		objs, _ := generate(t, withKind(inline, "ConfigMap"))
+		cms := find(objs, configMapNamed("flux-sample"))
+		if keygenRuns(objs) || len(cms) != 1 || !strings.Contains(cms[0].Data[CurveCertKey], `name = "x"`) || len(find(objs, secretNamed("flux-sample"))) != 0 {
+			t.Errorf("want the inline certificate in ConfigMap flux-sample only, got %s", toJSON(t, cms))
+		}
+		if v := curveVolume(t, objs); v.ConfigMap == nil || v.ConfigMap.Name != "flux-sample" {
+			t.Errorf("curve volume %s, want ConfigMap flux-sample", toJSON(t, v))
+		}
+	})
+	t.Run("the user's Secret", func(t *testing.T) {
+		secret := strings.Replace(helloWorld, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/curve-secret: my-cert", 1)
+		objs, _ := generate(t, secret)
+		if keygenRuns(objs) || len(find(objs, configMapNamed("flux-sample"))) != 0 || len(find(objs, secretNamed("flux-sample"))) != 0 {
+			t.Error("a referenced Secret needs no keygen objects and no certificate object")
+		}
+		if v := curveVolume(t, objs); v.Secret == nil || v.Secret.SecretName != "my-cert" || *v.Secret.Items[0].Mode != 0o400 {
 			t.Errorf("curve volume: %s", toJSON(t, v))
 		}
-	}
+	})
 }
 
 func TestServicesPodAndPortServices(t *testing.T) {

@@ -1,6 +1,8 @@
 package generators
 
 import (
+	"strings"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -13,17 +15,40 @@ import (
 )
 
 // keygenArgs are the arguments of the in-cluster pre-step. Each value is its own list element so
-// that a kustomize nameReference can rewrite the Service name after a namePrefix.
-func keygenArgs(mc *v1alpha2.MiniCluster, n names) []string {
+// that a kustomize nameReference can rewrite the Service name after a namePrefix. --output is
+// always given: without it keygen --publish creates a ConfigMap, what keygen Jobs rendered before
+// the flag existed need.
+func keygenArgs(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) []string {
 	return []string{
 		"keygen", "--publish",
-		"--name", n.CurveConfigMap,
+		"--output", strings.ToLower(string(opts.CurveKind)),
+		"--name", n.Curve,
 		"--owner-service", n.Service,
 		"--cert-name", mc.Name,
 	}
 }
 
-// keygenObjects are the pre-step that creates the CURVE ConfigMap in the cluster, only if it is
+// keygenRules are the keygen Role's rights: create the certificate and read its owner, the
+// headless Service (get can be limited by name, create cannot). The certificate ConfigMap may
+// also be read back, to check an existing one. A Secret may not: with get on a Secret name, the
+// pod could create a service-account-token Secret of that name for any ServiceAccount of the
+// namespace and read the token the control plane writes into it.
+func keygenRules(opts v1alpha2.Options, n names) []rbacv1.PolicyRule {
+	getService := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{n.Service}, Verbs: []string{"get"}}
+	if opts.CurveKind == v1alpha2.CurveKindConfigMap {
+		return []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{n.Curve}, Verbs: []string{"get"}},
+			getService,
+		}
+	}
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
+		getService,
+	}
+}
+
+// keygenObjects are the pre-step that creates the CURVE certificate in the cluster, only if it is
 // absent: a ServiceAccount, a Role that can do exactly that, its RoleBinding and the Job.
 func keygenObjects(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding, *batchv1.Job) {
 	sa := &corev1.ServiceAccount{
@@ -35,12 +60,7 @@ func keygenObjects(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) (*c
 	role := &rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 		ObjectMeta: objectMeta(mc, n.KeygenAccount, componentKeygen, waveKeygen),
-		Rules: []rbacv1.PolicyRule{
-			// create cannot be limited by resourceNames; get can.
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{n.CurveConfigMap}, Verbs: []string{"get"}},
-			{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{n.Service}, Verbs: []string{"get"}},
-		},
+		Rules:      keygenRules(opts, n),
 	}
 	binding := &rbacv1.RoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
@@ -84,7 +104,7 @@ func keygenPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names)
 			Containers: []corev1.Container{{
 				Name:            "keygen",
 				Image:           image,
-				Args:            keygenArgs(mc, n),
+				Args:            keygenArgs(mc, opts, n),
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
@@ -100,17 +120,29 @@ func keygenPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names)
 	}
 }
 
-// inlineCurveConfigMap carries spec.flux.curveCert when the user gives the certificate inline.
-func inlineCurveConfigMap(mc *v1alpha2.MiniCluster, n names) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: objectMeta(mc, n.CurveConfigMap, componentCurve, waveConfig),
-		Data:       map[string]string{CurveCertKey: mc.Spec.Flux.CurveCert},
+// inlineCurve carries spec.flux.curveCert when the user gives the certificate inline: an object of
+// the kind the curve-kind option says, as the keygen Job would create.
+func inlineCurve(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) Object {
+	meta := objectMeta(mc, n.Curve, componentCurve, waveConfig)
+	if opts.CurveKind == v1alpha2.CurveKindConfigMap {
+		return &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: meta,
+			Data:       map[string]string{CurveCertKey: mc.Spec.Flux.CurveCert},
+		}
+	}
+	// data, not stringData: the API server moves stringData into data, so the object read back
+	// would differ from the rendered one, which a GitOps engine's diff may report as drift.
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: meta,
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{CurveCertKey: []byte(mc.Spec.Flux.CurveCert)},
 	}
 }
 
-// CurveLabels are the labels of the curve ConfigMap of the MiniCluster called name; keygen
-// --publish puts them on the ConfigMap it creates, as render does on an inline one.
+// CurveLabels are the labels of the certificate object of the MiniCluster called name; keygen
+// --publish puts them on the object it creates, as render does on an inline one.
 func CurveLabels(name string) map[string]string {
 	return labels(&v1alpha2.MiniCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}, componentCurve)
 }

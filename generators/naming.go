@@ -80,11 +80,12 @@ type names struct {
 	Job                 string
 	Service             string
 	EntrypointConfigMap string
-	// CurveConfigMap has the name of the headless Service that owns it, so the reference to the
-	// Service that kustomize is taught to rewrite (examples/overlay/kustomizeconfig.yaml) also
-	// renames the certificate: two overlays with different name prefixes get a key each.
-	CurveConfigMap string
-	Keygen         string
+	// Curve is the certificate Secret or ConfigMap. It has the name of the headless Service that
+	// owns it, so the reference to the Service that kustomize is taught to rewrite
+	// (examples/overlay/kustomizeconfig.yaml) also renames the certificate: two overlays with
+	// different name prefixes get a key each.
+	Curve  string
+	Keygen string
 	// KeygenAccount names the keygen ServiceAccount, Role and RoleBinding (mutable objects, so
 	// their names carry no hash).
 	KeygenAccount    string
@@ -101,7 +102,7 @@ func newNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, jobHash, keygenHa
 		Job:                 job,
 		Service:             mc.Spec.Network.HeadlessName,
 		EntrypointConfigMap: job + "-entrypoint",
-		CurveConfigMap:      mc.Spec.Network.HeadlessName,
+		Curve:               mc.Spec.Network.HeadlessName,
 		Keygen:              truncate(mc.Name, 63-len("-keygen-")-v1alpha2.HashSuffixLength) + "-keygen-" + keygenHash,
 		KeygenAccount:       truncate(mc.Name, 63-len("-keygen")) + "-keygen",
 		ServicesPod:         truncate(mc.Name+v1alpha2.ServicesHostSuffix, 253-1-v1alpha2.HashSuffixLength) + "-" + servicesHash,

@@ -184,6 +184,20 @@ spec:
 	"curve-secret": `  annotations: {minicluster-fn.dev/curve-secret: my-cert}
 spec:
   containers: [{image: ubuntu:noble, command: hostname}]`,
+	"curve-kind-configmap": `  annotations: {minicluster-fn.dev/curve-kind: ConfigMap}
+spec:
+  size: 2
+  containers: [{image: ubuntu:noble, command: hostname}]`,
+	"inline-curve-cert-configmap": `  annotations: {minicluster-fn.dev/curve-kind: ConfigMap}
+spec:
+  flux:
+    curveCert: |
+      metadata
+          name = "flux-sample"
+      curve
+          public-key = "c}NG4WENO2G^QC(hmSa^X{2e@*[:Jsy-?4E+0hm&"
+          secret-key = "2>z28r<BA2.pj0i)fwwlZvr}a!@d0dLl>ycW$eWI"
+  containers: [{image: ubuntu:noble, command: hostname}]`,
 	"custom-broker-config": `  annotations: {minicluster-fn.dev/job-naming: stable}
 spec:
   size: 2
@@ -334,27 +348,40 @@ func TestOutputChecks(t *testing.T) {
 	})
 }
 
-// TestRBACRulesAcrossInputs enumerates every RBAC rule any input's output grants: nothing beyond
-// the keygen pre-step's rights, and those only where the keygen Job is generated.
+// TestRBACRulesAcrossInputs enumerates every RBAC rule any input's output grants: exactly the
+// keygen pre-step's rights for the kind of certificate object it creates, and those only where the
+// keygen Job is generated. No input grants any right to read a Secret.
 func TestRBACRulesAcrossInputs(t *testing.T) {
 	granted := map[string][]string{} // rule -> inputs
+	kinds := map[v1alpha2.CurveKind]int{}
 	for _, s := range checkedSets(t) {
 		rules := outputcheck.RBACRules(s.m.Objects)
 		for _, r := range rules {
 			granted[r] = append(granted[r], s.name)
 		}
 		keygen := s.m.MC.Spec.Flux.CurveCert == "" && s.m.MC.Annotations[v1alpha2.CurveSecretAnnotation] == ""
-		if keygen && !slices.Equal(rules, outputcheck.AllowedRules) {
-			t.Errorf("%s: keygen rules %v, want %v", s.name, rules, outputcheck.AllowedRules)
+		kind := v1alpha2.CurveKind(s.m.MC.Annotations[v1alpha2.CurveKindAnnotation])
+		if kind == "" {
+			kind = v1alpha2.CurveKindSecret
+		}
+		if keygen {
+			kinds[kind]++
+			if want := outputcheck.KeygenRules[kind]; !slices.Equal(rules, want) {
+				t.Errorf("%s: keygen rules %v, want %v", s.name, rules, want)
+			}
 		}
 		if !keygen && len(rules) > 0 {
 			t.Errorf("%s: no keygen Job, but RBAC rules %v", s.name, rules)
 		}
 	}
+	if kinds[v1alpha2.CurveKindSecret] == 0 || kinds[v1alpha2.CurveKindConfigMap] == 0 {
+		t.Errorf("inputs with a keygen Job by certificate kind: %v, want both kinds", kinds)
+	}
+	allowed := slices.Concat(outputcheck.KeygenRules[v1alpha2.CurveKindSecret], outputcheck.KeygenRules[v1alpha2.CurveKindConfigMap])
 	var report []string
 	for _, r := range slices.Sorted(maps.Keys(granted)) {
 		report = append(report, fmt.Sprintf("%s (%d inputs)", r, len(granted[r])))
-		if !slices.Contains(outputcheck.AllowedRules, r) {
+		if !slices.Contains(allowed, r) {
 			t.Errorf("rule %q is wider than allowed; granted for %v", r, granted[r])
 		}
 	}

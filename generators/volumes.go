@@ -35,17 +35,25 @@ func fluxVolumes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) []cor
 }
 
 // curveVolume mounts the shared certificate. It is never optional: kubelet keeps the pods waiting
-// until the keygen Job has created it, so one apply converges in any tool.
+// until the keygen Job has created it, so one apply converges in any tool. Only the key curve.cert
+// is projected, whatever else the object holds. Secret and ConfigMap volumes set the file's mode
+// and group (fsGroup) the same way, so the broker sees the same file from either.
 func curveVolume(opts v1alpha2.Options, n names) corev1.Volume {
 	items := []corev1.KeyToPath{{Key: CurveCertKey, Path: CurveCertKey, Mode: ptr.To(curveMode)}}
-	if opts.CurveSecret != "" {
+	secret := func(name string) corev1.Volume {
 		return corev1.Volume{Name: volumeCurve, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: opts.CurveSecret, Items: items, DefaultMode: ptr.To(curveMode),
+			SecretName: name, Items: items, DefaultMode: ptr.To(curveMode),
 		}}}
 	}
-	return corev1.Volume{Name: volumeCurve, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-		LocalObjectReference: corev1.LocalObjectReference{Name: n.CurveConfigMap}, Items: items, DefaultMode: ptr.To(curveMode),
-	}}}
+	switch {
+	case opts.CurveSecret != "":
+		return secret(opts.CurveSecret)
+	case opts.CurveKind == v1alpha2.CurveKindConfigMap:
+		return corev1.Volume{Name: volumeCurve, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: n.Curve}, Items: items, DefaultMode: ptr.To(curveMode),
+		}}}
+	}
+	return secret(n.Curve)
 }
 
 // userVolumes are the pod volumes for containers' `volumes`, one per key, sorted by key. The

@@ -21,6 +21,18 @@ const (
 	// CurveSecretAnnotation names an existing Secret (key curve.cert) holding the certificate;
 	// no keygen objects are generated then.
 	CurveSecretAnnotation = OptionPrefix + "curve-secret"
+	// CurveKindAnnotation is the kind of the certificate object that the keygen Job creates, or
+	// that carries spec.flux.curveCert: "Secret" (default) or "ConfigMap" (as the operator does).
+	CurveKindAnnotation = OptionPrefix + "curve-kind"
+)
+
+// CurveKind is the kind of object that holds the certificate.
+type CurveKind string
+
+const (
+	// CurveKindSecret: the namespace's view role cannot read it, and the file holds the secret key.
+	CurveKindSecret    CurveKind = "Secret"
+	CurveKindConfigMap CurveKind = "ConfigMap"
 )
 
 type JobNaming string
@@ -35,13 +47,18 @@ type Options struct {
 	JobNaming   JobNaming `json:"jobNaming"`
 	KeygenImage string    `json:"keygenImage,omitempty"`
 	CurveSecret string    `json:"curveSecret,omitempty"`
+	// CurveKind is not hashed into the broker Job's name: the pod template, which is, mounts the
+	// certificate from an object of this kind, so the kind changes the name anyway. Left out, a
+	// MiniCluster with curve-kind ConfigMap keeps the broker Job name it had before the option
+	// existed, and an upgrade does not replace its running cluster.
+	CurveKind CurveKind `json:"-"`
 }
 
 // ParseOptions reads our annotations. Unknown keys under OptionPrefix are errors: a typo in an
 // option must not silently fall back to a default.
 func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 	var errs field.ErrorList
-	opts := Options{JobNaming: JobNamingHash}
+	opts := Options{JobNaming: JobNamingHash, CurveKind: CurveKindSecret}
 	base := field.NewPath("metadata", "annotations")
 	keys := make([]string, 0, len(m.Annotations))
 	for k := range m.Annotations {
@@ -72,8 +89,16 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 				errs = append(errs, field.Invalid(p, v, msg))
 			}
 			opts.CurveSecret = v
+		case CurveKindAnnotation:
+			switch CurveKind(v) {
+			case CurveKindSecret, CurveKindConfigMap:
+				opts.CurveKind = CurveKind(v)
+			default:
+				errs = append(errs, field.NotSupported(p, v, []string{string(CurveKindSecret), string(CurveKindConfigMap)}))
+			}
 		default:
-			errs = append(errs, field.Invalid(p, v, "unknown option; known options are "+strings.Join([]string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation}, ", ")))
+			errs = append(errs, field.Invalid(p, v, "unknown option; known options are "+
+				strings.Join([]string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation, CurveKindAnnotation}, ", ")))
 		}
 	}
 	if reason := m.UserNamedHosts(); reason != "" {
@@ -88,6 +113,10 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 	}
 	if opts.CurveSecret != "" && m.Spec.Flux.CurveCert != "" {
 		errs = append(errs, field.Forbidden(base.Key(CurveSecretAnnotation), "spec.flux.curveCert is set too; give the certificate one way only"))
+	}
+	if opts.CurveSecret != "" && opts.CurveKind == CurveKindConfigMap {
+		errs = append(errs, field.Forbidden(base.Key(CurveKindAnnotation),
+			CurveSecretAnnotation+" mounts that Secret; the certificate cannot also be a ConfigMap"))
 	}
 	return opts, errs
 }

@@ -266,3 +266,44 @@ func TestSizeProblems(t *testing.T) {
 		})
 	}
 }
+
+// TestCurveKindOption: the certificate is a Secret unless the option asks for a ConfigMap; any
+// other value, and a ConfigMap together with a user's Secret, are errors at the annotation.
+func TestCurveKindOption(t *testing.T) {
+	const field = "metadata.annotations[minicluster-fn.dev/curve-kind]"
+	for name, tc := range map[string]struct {
+		annotations string
+		want        CurveKind
+		errAt       string
+	}{
+		"default":               {"", CurveKindSecret, ""},
+		"Secret":                {"minicluster-fn.dev/curve-kind: Secret", CurveKindSecret, ""},
+		"ConfigMap":             {"minicluster-fn.dev/curve-kind: ConfigMap", CurveKindConfigMap, ""},
+		"lower case":            {"minicluster-fn.dev/curve-kind: secret", CurveKindSecret, field},
+		"user Secret":           {"minicluster-fn.dev/curve-secret: mine, minicluster-fn.dev/curve-kind: Secret", CurveKindSecret, ""},
+		"user Secret ConfigMap": {"minicluster-fn.dev/curve-secret: mine, minicluster-fn.dev/curve-kind: ConfigMap", CurveKindConfigMap, field},
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc := base + "  containers: [{image: a}]\n"
+			if tc.annotations != "" {
+				doc = strings.Replace(doc, "  name: flux-sample\n", "  name: flux-sample\n  annotations: {"+tc.annotations+"}\n", 1)
+			}
+			mc, errs := Decode([]byte(doc))
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			mc.Default()
+			opts, errs := mc.ParseOptions()
+			var at []string
+			for _, e := range errs {
+				at = append(at, e.Field)
+			}
+			if tc.errAt == "" && len(errs) > 0 || tc.errAt != "" && !slices.Equal(at, []string{tc.errAt}) {
+				t.Fatalf("errors %v, want one at %q (none if empty)", errs, tc.errAt)
+			}
+			if tc.errAt == "" && opts.CurveKind != tc.want {
+				t.Errorf("CurveKind = %q, want %q", opts.CurveKind, tc.want)
+			}
+		})
+	}
+}

@@ -47,7 +47,7 @@ type keygenOptions struct {
 func newKeygenCmd() *cobra.Command {
 	var o keygenOptions
 	cmd := &cobra.Command{
-		Use:   "keygen [--cert-name NAME] [--output configmap|secret --name N] | --check FILE | --publish --name N --owner-service S",
+		Use:   "keygen [--cert-name NAME] [--output configmap|secret --name N] | --check FILE | --publish --output secret --name N --owner-service S",
 		Short: "Make a CURVE certificate for Flux brokers, or check one",
 		Long: `keygen makes a new CURVE certificate, the key pair all brokers of one MiniCluster share, in
 the format "flux keygen" writes, and prints it to stdout. The key is made in pure Go from the
@@ -61,8 +61,7 @@ which Flux CD can decrypt when it applies) before you commit it, or prefer the g
 
 Output (--output):
   cert       the certificate file (default)
-  configmap  a v1 ConfigMap --name with the certificate under the key curve.cert, the shape of
-             the ConfigMap the keygen Job creates (named after the headless Service)
+  configmap  a v1 ConfigMap --name with the certificate under the key curve.cert
   secret     a v1 Secret --name (type Opaque) with the certificate under the key curve.cert;
              point a MiniCluster at it with the annotation
                ` + v1alpha2.CurveSecretAnnotation + `: N
@@ -72,10 +71,16 @@ Output (--output):
 "name" entry brokers need) and prints every problem. The secret key is never printed.
 
 --publish is the in-cluster mode the generated keygen Job runs:
-  keygen --publish --name CONFIGMAP --owner-service SERVICE --cert-name MINICLUSTER
-It creates the ConfigMap CONFIGMAP (key curve.cert, immutable) with a new certificate, owned by
-the Service SERVICE, only if no ConfigMap of that name exists. An existing one is never changed:
-keygen exits 0 when it holds a valid certificate, and 1 with the problem when it does not.
+  keygen --publish --output secret --name NAME --owner-service SERVICE --cert-name MINICLUSTER
+It creates the Secret NAME (type Opaque, key curve.cert, immutable) with a new certificate,
+owned by the Service SERVICE, only if no Secret of that name exists. An existing one is never
+changed, nor read: keygen exits 0. The generated Job's Role may create Secrets but read none
+(with get on a Secret's name, the pod could create a ServiceAccount token Secret of that name and
+read the token).
+With --output configmap it creates a ConfigMap instead (what MiniClusters with the option
+` + v1alpha2.CurveKindAnnotation + `: ConfigMap mount), and checks an existing one: it exits
+0 when it holds a valid certificate, and 1 with the problem when it does not. Without --output,
+--publish creates a ConfigMap, as the keygen Jobs of earlier versions expect.
 Credentials come from --kubeconfig, else KUBECONFIG, else the pod's ServiceAccount; the namespace
 from --namespace, else the kubeconfig context, else the pod's own. Transient API errors are
 retried with backoff until --timeout. The secret key is never printed.`,
@@ -89,9 +94,10 @@ retried with backoff until --timeout. The secret key is never printed.`,
   # Check a certificate:
   minicluster-fn keygen --check curve.cert
 
-  # What the keygen Job does, run by hand against the current cluster:
-  minicluster-fn keygen --publish --kubeconfig ~/.kube/config --namespace team-a \
-    --name hello-curve --owner-service hello --cert-name hello`,
+  # What the keygen Job of MiniCluster hello does, run by hand against the current cluster
+  # (its brokers mount the Secret named after its headless Service, hello):
+  minicluster-fn keygen --publish --output secret --kubeconfig ~/.kube/config --namespace team-a \
+    --name hello --owner-service hello --cert-name hello`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError(cmd, fmt.Sprintf("keygen takes no arguments, got %q (to check a certificate file, use --check FILE)", args[0]))
@@ -104,12 +110,12 @@ retried with backoff until --timeout. The secret key is never printed.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.certName, "cert-name", "minicluster", `the certificate's "name" metadata entry (Flux brokers need one)`)
-	f.StringVarP(&o.output, "output", "o", keygenOutputCert, "what to print: cert, configmap or secret")
+	f.StringVarP(&o.output, "output", "o", keygenOutputCert, "what to print: cert, configmap or secret; with --publish: what to create, configmap (the default there) or secret")
 	f.StringVar(&o.name, "name", "", "name of the ConfigMap or Secret (required with --output configmap|secret and with --publish)")
 	f.StringVar(&o.namespace, "namespace", "", "namespace of the ConfigMap or Secret (default: none, so kustomize or the apply sets it; with --publish: the kubeconfig context's, else the pod's)")
 	f.StringVar(&o.check, "check", "", `validate the certificate FILE ("-" for stdin) instead of making one`)
-	f.BoolVar(&o.publish, "publish", false, "create the ConfigMap --name in the cluster unless it exists (what the generated keygen Job runs)")
-	f.StringVar(&o.ownerService, "owner-service", "", "with --publish: the Service that owns the created ConfigMap")
+	f.BoolVar(&o.publish, "publish", false, "create the Secret or ConfigMap --name in the cluster unless it exists (what the generated keygen Job runs)")
+	f.StringVar(&o.ownerService, "owner-service", "", "with --publish: the Service that owns the created object")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "with --publish: kubeconfig file (default: KUBECONFIG, else the pod's ServiceAccount)")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "with --publish: give up after this long, retries included")
 	return cmd
@@ -197,16 +203,26 @@ func generateCert(cmd *cobra.Command, certName string) (*curve.Cert, error) {
 	return cert, nil
 }
 
-// runPublish is keygen --publish: create the certificate ConfigMap in the cluster unless it exists.
+// runPublish is keygen --publish: create the certificate Secret or ConfigMap in the cluster unless
+// it exists.
 func runPublish(cmd *cobra.Command, o keygenOptions) error {
 	flags := cmd.Flags()
-	for _, other := range []string{"check", "output"} {
-		if flags.Changed(other) {
-			return usageError(cmd, fmt.Sprintf("--publish cannot be combined with --%s (it always creates a ConfigMap)", other))
-		}
+	if flags.Changed("check") {
+		return usageError(cmd, "--publish cannot be combined with --check")
+	}
+	// Without --output, a ConfigMap: keygen Jobs rendered before the flag existed pass none, and
+	// their brokers mount a ConfigMap. Their image may be this one (a reused tag, or the
+	// keygen-image option), so the default must stay what they need.
+	kind := v1alpha2.CurveKindConfigMap
+	switch {
+	case !flags.Changed("output"), o.output == keygenOutputConfigMap:
+	case o.output == keygenOutputSecret:
+		kind = v1alpha2.CurveKindSecret
+	default:
+		return usageError(cmd, fmt.Sprintf("invalid --output %q with --publish: must be secret or configmap (the kind of object to create)", o.output))
 	}
 	if o.name == "" || o.ownerService == "" {
-		return usageError(cmd, "--publish needs --name (the certificate ConfigMap) and --owner-service (the MiniCluster's headless Service)")
+		return usageError(cmd, "--publish needs --name (the certificate object) and --owner-service (the MiniCluster's headless Service)")
 	}
 	if msgs := validation.IsDNS1123Subdomain(o.name); len(msgs) > 0 {
 		return usageError(cmd, fmt.Sprintf("invalid --name %q: %s", o.name, strings.Join(msgs, "; ")))
@@ -234,17 +250,20 @@ func runPublish(cmd *cobra.Command, o keygenOptions) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
-	target := publish.Target{ConfigMap: o.name, OwnerService: o.ownerService, Labels: generators.CurveLabels(o.certName)}
+	target := publish.Target{Kind: kind, Name: o.name, OwnerService: o.ownerService, Labels: generators.CurveLabels(o.certName)}
 	res, err := client.Publish(ctx, target, cert, errOut)
 	if err != nil {
 		fmt.Fprintf(errOut, "error: %v\n", err)
 		return err
 	}
 	ref := res.Namespace + "/" + o.name
-	if res.Created {
-		fmt.Fprintf(cmd.OutOrStdout(), "created ConfigMap %s (public key %s), owned by Service %s/%s (uid %s)\n",
-			ref, cert.PublicKeyZ85(), res.Namespace, o.ownerService, res.OwnerUID)
-	} else {
+	switch {
+	case res.Created:
+		fmt.Fprintf(cmd.OutOrStdout(), "created %s %s (public key %s), owned by Service %s/%s (uid %s)\n",
+			kind, ref, cert.PublicKeyZ85(), res.Namespace, o.ownerService, res.OwnerUID)
+	case kind == v1alpha2.CurveKindSecret:
+		fmt.Fprintf(cmd.OutOrStdout(), "Secret %s exists; left unchanged and not read (keygen may not read Secrets)\n", ref)
+	default:
 		fmt.Fprintf(cmd.OutOrStdout(), "ConfigMap %s exists and holds a valid certificate; left unchanged\n", ref)
 	}
 	return nil

@@ -2,14 +2,20 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+	"github.com/minicluster-fn/minicluster-fn/generators"
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
 )
 
@@ -288,12 +294,24 @@ func secretKeyZ85(t *testing.T, cert string) string {
 	return rest[:40]
 }
 
-// assertNoSecret fails if text holds the secret key or any 8-character piece of it.
+// base64Run is a stretch of text that may be base64, as a Secret's data holds its values.
+var base64Run = regexp.MustCompile(`[A-Za-z0-9+/]{12,}={0,2}`)
+
+// assertNoSecret fails if text holds the secret key or any 8-character piece of it, as it is or
+// in a base64 value (how a Secret would carry it).
 func assertNoSecret(t *testing.T, text, secret string) {
 	t.Helper()
-	for i := 0; i+8 <= len(secret); i++ {
-		if strings.Contains(text, secret[i:i+8]) {
-			t.Fatalf("output leaks part of the secret key:\n%s", text)
+	texts := []string{text}
+	for _, run := range base64Run.FindAllString(text, -1) {
+		if decoded, err := base64.StdEncoding.DecodeString(run); err == nil {
+			texts = append(texts, string(decoded))
+		}
+	}
+	for _, text := range texts {
+		for i := 0; i+8 <= len(secret); i++ {
+			if strings.Contains(text, secret[i:i+8]) {
+				t.Fatalf("output leaks part of the secret key:\n%s", text)
+			}
 		}
 	}
 }
@@ -318,14 +336,15 @@ func TestKeygenFlagErrors(t *testing.T) {
 		{"owner-service without publish", []string{"keygen", "--owner-service", "svc"}, "error: --owner-service is only used with --publish"},
 		{"positional argument", []string{"keygen", "extra"}, `error: keygen takes no arguments, got "extra" (to check a certificate file, use --check FILE)`},
 		{"unknown flag", []string{"keygen", "--bogus"}, "error: unknown flag: --bogus"},
-		{"no name", []string{"keygen", "--publish", "--owner-service", "hello"}, "error: --publish needs --name (the certificate ConfigMap) and --owner-service"},
-		{"no owner", []string{"keygen", "--publish", "--name", "hello-curve"}, "error: --publish needs --name (the certificate ConfigMap) and --owner-service"},
+		{"no name", []string{"keygen", "--publish", "--owner-service", "hello"}, "error: --publish needs --name (the certificate object) and --owner-service"},
+		{"no owner", []string{"keygen", "--publish", "--name", "hello-curve"}, "error: --publish needs --name (the certificate object) and --owner-service"},
 		{"bad owner", []string{"keygen", "--publish", "--name", "c", "--owner-service", "1svc"}, `error: invalid --owner-service "1svc": a DNS-1035 label`},
 		{"bad name", []string{"keygen", "--publish", "--name", "C", "--owner-service", "s"}, `error: invalid --name "C": a lowercase RFC 1123 subdomain`},
 		{"bad namespace", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "--namespace", "N"}, `error: invalid --namespace "N": a lowercase RFC 1123 label`},
 		{"bad cert name", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "--cert-name", "a_b"}, `error: invalid --cert-name: certificate name "a_b" contains '_'`},
 		{"zero timeout", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "--timeout", "0s"}, "error: invalid --timeout 0s: must be positive"},
-		{"with output", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "-o", "secret"}, "error: --publish cannot be combined with --output (it always creates a ConfigMap)"},
+		{"publish a cert", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "-o", "cert"}, `error: invalid --output "cert" with --publish: must be secret or configmap`},
+		{"publish yaml", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "--output", "yaml"}, `error: invalid --output "yaml" with --publish: must be secret or configmap`},
 		{"with check", []string{"keygen", "--publish", "--check", "f"}, "error: --publish cannot be combined with --check"},
 		{"kubeconfig without publish", []string{"keygen", "--kubeconfig", "k"}, "error: --kubeconfig is only used with --publish"},
 		{"timeout without publish", []string{"keygen", "--timeout", "1s"}, "error: --timeout is only used with --publish"},
@@ -380,8 +399,9 @@ func TestKeygenHelp(t *testing.T) {
 		"minicluster-fn.dev/curve-secret: N",
 		"curve.cert",
 		"--check",
-		"--publish --name CONFIGMAP --owner-service SERVICE --cert-name MINICLUSTER",
-		"only if no ConfigMap of that name exists",
+		"--publish --output secret --name NAME --owner-service SERVICE --cert-name MINICLUSTER",
+		"only if no Secret of that name exists",
+		"Without --output,\n--publish creates a ConfigMap",
 		"--owner-service",
 		"--kubeconfig",
 		"--timeout",
@@ -389,5 +409,58 @@ func TestKeygenHelp(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("help does not mention %q", want)
 		}
+	}
+}
+
+// TestKeygenHelpPublishExample: the --help example of --publish does what the keygen Job of that
+// MiniCluster does, so it creates the object its brokers mount: the same arguments, plus only
+// where to connect.
+func TestKeygenHelpPublishExample(t *testing.T) {
+	help, _, err := runKeygenCLI(t, "", "keygen", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, example, ok := strings.Cut(help, "minicluster-fn keygen --publish")
+	if !ok {
+		t.Fatalf("no --publish example in the help:\n%s", help)
+	}
+	example, _, _ = strings.Cut(strings.ReplaceAll(example, "\\\n", " "), "\n")
+	got := map[string]string{}
+	fields := strings.Fields(example)
+	for i := 0; i+1 < len(fields); i += 2 {
+		got[fields[i]] = fields[i+1]
+	}
+	delete(got, "--kubeconfig")
+	delete(got, "--namespace")
+
+	mc, errs := v1alpha2.Decode([]byte("apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata: {name: hello}\n" +
+		"spec: {containers: [{image: ubuntu:noble}]}\n"))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	mc.Default()
+	opts, errs := mc.ParseOptions()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	objs, _, err := generators.Generate(mc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, o := range objs {
+		if job, ok := o.(*batchv1.Job); ok && job.Labels[generators.LabelComponent] == "keygen" {
+			args = job.Spec.Template.Spec.Containers[0].Args
+		}
+	}
+	if len(args) < 2 || args[0] != "keygen" || args[1] != "--publish" {
+		t.Fatalf("keygen Job arguments %q", args)
+	}
+	want := map[string]string{}
+	for i := 2; i+1 < len(args); i += 2 {
+		want[args[i]] = args[i+1]
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("the help's --publish example passes %v, the keygen Job of MiniCluster hello %v", got, want)
 	}
 }

@@ -1,5 +1,5 @@
-// Package publish creates a MiniCluster's CURVE certificate ConfigMap in the cluster, only if it is
-// absent: what the generated keygen Job runs (minicluster-fn keygen --publish).
+// Package publish creates a MiniCluster's CURVE certificate Secret (or ConfigMap) in the cluster,
+// only if it is absent: what the generated keygen Job runs (minicluster-fn keygen --publish).
 //
 // It talks to the API server through client-go's REST client with a scheme of core/v1 only. The
 // generated clientset (k8s.io/client-go/kubernetes) is avoided on purpose: importing it registers

@@ -11,31 +11,43 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/utils/ptr"
 
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
 )
 
 // fieldManager names this program in the managedFields of what it creates.
 const fieldManager = "minicluster-fn-keygen"
 
-// Target says which ConfigMap to create and which Service owns it.
+// Target says which certificate object to create and which Service owns it.
 type Target struct {
-	// ConfigMap is the name of the certificate ConfigMap (key curve.cert).
-	ConfigMap string
+	// Kind is the kind of the certificate object, Secret or ConfigMap.
+	//
+	// A Secret is created and never read: the keygen Role may create Secrets and not read any.
+	// With get on the Secret's name, the keygen pod could create a Secret of that name of type
+	// kubernetes.io/service-account-token for any ServiceAccount of the namespace and read the
+	// token the control plane writes into it. So an existing Secret is accepted unchecked.
+	//
+	// A ConfigMap is read first, and an existing one is checked: reading ConfigMaps gains nothing
+	// beyond the certificate itself.
+	Kind v1alpha2.CurveKind
+	// Name is the name of the certificate object (key curve.cert).
+	Name string
 	// OwnerService is the MiniCluster's headless Service: deleting it (pruning the MiniCluster
 	// from Git) lets the garbage collector delete the key too.
 	OwnerService string
-	// Labels go on a created ConfigMap.
+	// Labels go on a created object.
 	Labels map[string]string
 }
 
 // Outcome is what Publish did.
 type Outcome struct {
-	// Created is true when this call created the ConfigMap, false when it already existed.
+	// Created is true when this call created the object, false when it already existed.
 	Created bool
-	// Namespace and OwnerUID identify where the ConfigMap is and the Service that owns it.
+	// Namespace and OwnerUID identify where the object is and the Service that owns it.
 	Namespace string
 	OwnerUID  string
 }
@@ -44,10 +56,11 @@ type Outcome struct {
 // certificate. Publish leaves it as it is; brokers cannot start with it.
 var ErrInvalidExisting = errors.New("exists but does not hold a valid CURVE certificate")
 
-// Publish creates the ConfigMap with cert, owned by the target Service, unless a ConfigMap of
-// that name exists: then it changes nothing, and returns ErrInvalidExisting (wrapped) when the
-// existing one does not hold a valid certificate. Transient errors are retried with backoff;
-// each retry is reported on log. Messages never contain the secret key.
+// Publish creates the certificate object with cert, owned by the target Service, unless one of
+// that name exists: then it changes nothing. An existing ConfigMap is checked, and
+// ErrInvalidExisting (wrapped) returned when it does not hold a valid certificate; an existing
+// Secret is not read (see Target.Kind). Transient errors are retried with backoff; each retry is
+// reported on log. Messages never contain the secret key.
 func (c *Client) Publish(ctx context.Context, t Target, cert *curve.Cert, log io.Writer) (Outcome, error) {
 	out := Outcome{Namespace: c.namespace}
 	var owner corev1.Service
@@ -59,42 +72,60 @@ func (c *Client) Publish(ctx context.Context, t Target, cert *curve.Cert, log io
 			"which is applied together with the keygen Job (the Job retries until it exists)", c.ref(t.OwnerService))
 	}
 	if err != nil {
-		return out, c.describe("get Service "+c.ref(t.OwnerService), err)
+		return out, c.describe(t, "get Service "+c.ref(t.OwnerService), err)
 	}
 	out.OwnerUID = string(owner.UID)
 
-	if found, err := c.existing(ctx, t, log); found || err != nil {
-		return out, err
+	if t.Kind == v1alpha2.CurveKindConfigMap {
+		if found, err := c.existing(ctx, t, log); found || err != nil {
+			return out, err
+		}
 	}
 
-	cm := &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      t.ConfigMap,
-			Namespace: c.namespace,
-			Labels:    t.Labels,
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "v1",
-				Kind:       "Service",
-				Name:       owner.Name,
-				UID:        owner.UID,
-			}},
-		},
-		// The key pair never changes once made; immutable also spares kubelet from watching it.
-		Immutable: ptr.To(true),
-		Data:      map[string]string{curve.FileName: string(cert.Marshal())},
+	meta := metav1.ObjectMeta{
+		Name:      t.Name,
+		Namespace: c.namespace,
+		Labels:    t.Labels,
+		OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "v1",
+			Kind:       "Service",
+			Name:       owner.Name,
+			UID:        owner.UID,
+		}},
 	}
-	err = c.withRetry(ctx, log, "create ConfigMap "+c.ref(t.ConfigMap), func(ctx context.Context) error {
-		return c.rest.Post().Namespace(c.namespace).Resource("configmaps").
-			Param("fieldManager", fieldManager).Body(cm).Do(ctx).Error()
+	// The key pair never changes once made; immutable also spares kubelet from watching it.
+	var obj runtime.Object = &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: meta,
+		Immutable:  ptr.To(true),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{curve.FileName: cert.Marshal()},
+	}
+	resource := "secrets"
+	if t.Kind == v1alpha2.CurveKindConfigMap {
+		obj = &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: meta,
+			Immutable:  ptr.To(true),
+			Data:       map[string]string{curve.FileName: string(cert.Marshal())},
+		}
+		resource = "configmaps"
+	}
+	what := "create " + string(t.Kind) + " " + c.ref(t.Name)
+	err = c.withRetry(ctx, log, what, func(ctx context.Context) error {
+		return c.rest.Post().Namespace(c.namespace).Resource(resource).
+			Param("fieldManager", fieldManager).Body(obj).Do(ctx).Error()
 	})
 	if apierrors.IsAlreadyExists(err) {
-		// Another run created it between our get and our create.
-		_, err = c.existing(ctx, t, log)
-		return out, err
+		if t.Kind == v1alpha2.CurveKindConfigMap {
+			// Another run created it between our get and our create.
+			_, err = c.existing(ctx, t, log)
+			return out, err
+		}
+		return out, nil
 	}
 	if err != nil {
-		return out, c.describe("create ConfigMap "+c.ref(t.ConfigMap), err)
+		return out, c.describe(t, what, err)
 	}
 	out.Created = true
 	return out, nil
@@ -103,23 +134,23 @@ func (c *Client) Publish(ctx context.Context, t Target, cert *curve.Cert, log io
 // existing reports whether the target ConfigMap exists, and checks its certificate if it does.
 func (c *Client) existing(ctx context.Context, t Target, log io.Writer) (bool, error) {
 	var cm corev1.ConfigMap
-	err := c.withRetry(ctx, log, "get ConfigMap "+c.ref(t.ConfigMap), func(ctx context.Context) error {
-		return c.rest.Get().Namespace(c.namespace).Resource("configmaps").Name(t.ConfigMap).Do(ctx).Into(&cm)
+	err := c.withRetry(ctx, log, "get ConfigMap "+c.ref(t.Name), func(ctx context.Context) error {
+		return c.rest.Get().Namespace(c.namespace).Resource("configmaps").Name(t.Name).Do(ctx).Into(&cm)
 	})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
 	if err != nil {
-		return false, c.describe("get ConfigMap "+c.ref(t.ConfigMap), err)
+		return false, c.describe(t, "get ConfigMap "+c.ref(t.Name), err)
 	}
 	text, ok := cm.Data[curve.FileName]
 	if !ok {
 		return true, fmt.Errorf("ConfigMap %s %w: it has no key %q; it was left unchanged, delete it to have a new certificate made",
-			c.ref(t.ConfigMap), ErrInvalidExisting, curve.FileName)
+			c.ref(t.Name), ErrInvalidExisting, curve.FileName)
 	}
 	if _, err := curve.Parse([]byte(text)); err != nil {
 		return true, fmt.Errorf("ConfigMap %s %w in key %q (%v); it was left unchanged, delete it to have a new certificate made",
-			c.ref(t.ConfigMap), ErrInvalidExisting, curve.FileName, err)
+			c.ref(t.Name), ErrInvalidExisting, curve.FileName, err)
 	}
 	return true, nil
 }
@@ -161,11 +192,13 @@ func transient(err error) bool {
 }
 
 // describe turns an error of the API call "what" into a message that says what to do.
-func (c *Client) describe(what string, err error) error {
+func (c *Client) describe(t Target, what string, err error) error {
 	switch {
+	case apierrors.IsForbidden(err) && t.Kind == v1alpha2.CurveKindConfigMap:
+		return fmt.Errorf("%s: %w (the keygen Role must allow get on the Service %s, get on the ConfigMap %s and create on configmaps)",
+			what, err, t.OwnerService, t.Name)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s: %w (the keygen Role must allow get on this Service, get on the certificate ConfigMap and create on configmaps)",
-			what, err)
+		return fmt.Errorf("%s: %w (the keygen Role must allow get on the Service %s and create on secrets)", what, err, t.OwnerService)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%s: the API server at %s rejected the credentials: %w", what, c.host, err)
 	}

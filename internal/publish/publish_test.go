@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
 )
 
@@ -110,7 +112,80 @@ func testCert(t *testing.T) *curve.Cert {
 	return cert
 }
 
-var target = Target{ConfigMap: "hello-curve", OwnerService: "hello", Labels: map[string]string{"app.kubernetes.io/instance": "hello"}}
+var target = Target{Kind: v1alpha2.CurveKindConfigMap, Name: "hello-curve", OwnerService: "hello", Labels: map[string]string{"app.kubernetes.io/instance": "hello"}}
+
+// secretTarget is target as a Secret, the default of the generated keygen Job.
+var secretTarget = Target{Kind: v1alpha2.CurveKindSecret, Name: "hello-curve", OwnerService: "hello", Labels: map[string]string{"app.kubernetes.io/instance": "hello"}}
+
+const postSecret = "POST /api/v1/namespaces/team/secrets"
+
+// TestPublishSecret: the Secret is created with the certificate, owned by the Service, and
+// nothing reads a Secret.
+func TestPublishSecret(t *testing.T) {
+	api := &fakeAPI{responses: map[string][]cannedResponse{
+		svcPath:    {serviceOK},
+		postSecret: {{201, corev1.Secret{}}},
+	}}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	cert := testCert(t)
+	out, err := testClient(t, srv.URL).Publish(context.Background(), secretTarget, cert, io.Discard)
+	if err != nil || !out.Created || out.OwnerUID != "uid-1" {
+		t.Fatalf("out = %+v, err = %v", out, err)
+	}
+	if want := []string{svcPath, postSecret}; !slices.Equal(api.requests, want) {
+		t.Errorf("requests %v, want %v", api.requests, want)
+	}
+	var secret corev1.Secret
+	if err := json.Unmarshal(api.created, &secret); err != nil {
+		t.Fatalf("created body: %v", err)
+	}
+	refs := secret.OwnerReferences
+	if len(refs) != 1 || refs[0].Kind != "Service" || refs[0].Name != "hello" || refs[0].UID != "uid-1" || refs[0].APIVersion != "v1" {
+		t.Errorf("ownerReferences = %+v", refs)
+	}
+	if secret.Kind != "Secret" || secret.Type != corev1.SecretTypeOpaque || secret.Immutable == nil || !*secret.Immutable ||
+		secret.Labels["app.kubernetes.io/instance"] != "hello" {
+		t.Errorf("kind %q, type %q, immutable %v, labels %v; want an immutable Opaque Secret with the labels", secret.Kind, secret.Type, secret.Immutable, secret.Labels)
+	}
+	if got := string(secret.Data["curve.cert"]); got != string(cert.Marshal()) {
+		t.Errorf("curve.cert =\n%s", got)
+	}
+}
+
+// TestPublishSecretExists: an existing Secret is left alone without being read; the keygen Role
+// has no right to read it.
+func TestPublishSecretExists(t *testing.T) {
+	api := &fakeAPI{responses: map[string][]cannedResponse{
+		svcPath:    {serviceOK},
+		postSecret: {status(409, metav1.StatusReasonAlreadyExists, `secrets "hello-curve" already exists`)},
+	}}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	out, err := testClient(t, srv.URL).Publish(context.Background(), secretTarget, testCert(t), io.Discard)
+	if err != nil || out.Created {
+		t.Fatalf("out = %+v, err = %v; want the existing Secret accepted", out, err)
+	}
+	if want := []string{svcPath, postSecret}; !slices.Equal(api.requests, want) {
+		t.Errorf("requests %v, want %v", api.requests, want)
+	}
+}
+
+// TestPublishSecretForbidden: a Role without create on secrets gets a message naming the rights.
+func TestPublishSecretForbidden(t *testing.T) {
+	api := &fakeAPI{responses: map[string][]cannedResponse{
+		svcPath:    {serviceOK},
+		postSecret: {status(403, metav1.StatusReasonForbidden, `secrets is forbidden: User "system:serviceaccount:team:x" cannot create resource "secrets"`)},
+	}}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	_, err := testClient(t, srv.URL).Publish(context.Background(), secretTarget, testCert(t), io.Discard)
+	want := `create Secret team/hello-curve: secrets is forbidden: User "system:serviceaccount:team:x" cannot create resource "secrets" ` +
+		`(the keygen Role must allow get on the Service hello and create on secrets)`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+}
 
 func TestPublishRetriesTransientErrors(t *testing.T) {
 	api := &fakeAPI{responses: map[string][]cannedResponse{

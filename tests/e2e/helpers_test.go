@@ -140,6 +140,7 @@ func runEnv(t testing.TB, stdin []byte, dir string, env []string, name string, a
 // manifests are the decoded objects of one YAML stream, in stream order.
 type manifests struct {
 	ConfigMaps      []*corev1.ConfigMap
+	Secrets         []*corev1.Secret
 	Services        []*corev1.Service
 	Jobs            []*batchv1.Job
 	Pods            []*corev1.Pod
@@ -207,6 +208,9 @@ func decodeManifests(data []byte) (*manifests, error) {
 		case "ConfigMap":
 			o := &corev1.ConfigMap{}
 			m.ConfigMaps, target = append(m.ConfigMaps, o), o
+		case "Secret":
+			o := &corev1.Secret{}
+			m.Secrets, target = append(m.Secrets, o), o
 		case "Service":
 			o := &corev1.Service{}
 			m.Services, target = append(m.Services, o), o
@@ -254,6 +258,30 @@ func (m *manifests) configMap(name string) *corev1.ConfigMap {
 		}
 	}
 	return nil
+}
+
+func (m *manifests) secret(name string) *corev1.Secret {
+	for _, s := range m.Secrets {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// curveSource is the kind (Secret or ConfigMap) and name of the object whose curve.cert the
+// broker pods of job mount; empty when they mount none.
+func curveSource(job *batchv1.Job) (kind, name string) {
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		switch {
+		case v.Name != curveVolumeName:
+		case v.Secret != nil:
+			return "Secret", v.Secret.SecretName
+		case v.ConfigMap != nil:
+			return "ConfigMap", v.ConfigMap.Name
+		}
+	}
+	return "", ""
 }
 
 func jobsWith(m *manifests, component string) []*batchv1.Job {

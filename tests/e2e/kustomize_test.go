@@ -121,15 +121,15 @@ func TestKustomizeBuildExamples(t *testing.T) {
 			} else {
 				t.Fatalf("%s has no minicluster.yaml", ex)
 			}
-			job, svc := checkManifestSet(t, m, mc)
+			job, _ := checkManifestSet(t, m, mc)
 			if job == nil {
 				return
 			}
 			if cm := entrypointConfigMap(t, m, job); cm != nil {
 				checkScripts(t, cm)
 			}
-			if len(jobsWith(m, componentKeygen)) != 1 && (svc == nil || m.configMap(svc.Name) == nil) {
-				t.Errorf("neither a keygen Job nor a curve ConfigMap in the output: nothing provides the CURVE certificate")
+			if kind, name := curveSource(job); len(jobsWith(m, componentKeygen)) != 1 && m.secret(name) == nil && m.configMap(name) == nil {
+				t.Errorf("the brokers mount %s %q, but neither a keygen Job nor that object is in the output: nothing provides the CURVE certificate", kind, name)
 			}
 		})
 	}
@@ -209,22 +209,24 @@ func TestOverlayNamespaceAndPrefix(t *testing.T) {
 		t.Fatalf("want one Role, got %d", len(m.Roles))
 	}
 	role := m.Roles[0]
-	var serviceNames, configMapNames []string
+	// The Role names the Service (get), and may create the certificate Secret but read no Secret.
+	var serviceNames []string
+	var secretVerbs []string
 	for _, r := range role.Rules {
 		for _, res := range r.Resources {
 			switch res {
 			case "services":
 				serviceNames = append(serviceNames, r.ResourceNames...)
-			case "configmaps":
-				configMapNames = append(configMapNames, r.ResourceNames...)
+			case "secrets":
+				secretVerbs = append(secretVerbs, r.Verbs...)
 			}
 		}
 	}
 	if !slices.Contains(serviceNames, svc.Name) {
 		t.Errorf("Role/%s: services resourceNames %q do not contain the Service %q", role.Name, serviceNames, svc.Name)
 	}
-	if !slices.Contains(configMapNames, curveName) {
-		t.Errorf("Role/%s: configmaps resourceNames %q do not contain the curve ConfigMap %q of the keygen --name", role.Name, configMapNames, curveName)
+	if argValue(args, "--output") != "secret" || !slices.Equal(secretVerbs, []string{"create"}) {
+		t.Errorf("Role/%s: verbs on secrets %q, keygen --output %q; want a Secret, and create only", role.Name, secretVerbs, argValue(args, "--output"))
 	}
 	if len(m.RoleBindings) != 1 || m.RoleBindings[0].RoleRef.Name != role.Name {
 		t.Errorf("want one RoleBinding to Role/%s, got %d", role.Name, len(m.RoleBindings))
@@ -232,16 +234,8 @@ func TestOverlayNamespaceAndPrefix(t *testing.T) {
 		t.Errorf("RoleBinding/%s: subjects %+v, want the keygen ServiceAccount %q", m.RoleBindings[0].Name, subj, keygen.Spec.Template.Spec.ServiceAccountName)
 	}
 
-	var curveVolume string
-	for _, v := range job.Spec.Template.Spec.Volumes {
-		if v.ConfigMap != nil && v.Name == curveVolumeName {
-			curveVolume = v.ConfigMap.Name
-		}
-	}
-	if curveVolume == "" {
-		t.Errorf("Job/%s: no curve ConfigMap volume", job.Name)
-	} else if curveVolume != curveName {
-		t.Errorf("Job/%s mounts curve ConfigMap %q but the keygen Job creates %q", job.Name, curveVolume, curveName)
+	if kind, name := curveSource(job); kind != "Secret" || name != curveName {
+		t.Errorf("Job/%s mounts the certificate from %s %q but the keygen Job creates Secret %q", job.Name, kind, name, curveName)
 	}
 
 	entry := entrypointConfigMap(t, m, job)

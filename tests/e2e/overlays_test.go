@@ -11,7 +11,7 @@ import (
 
 // TestTwoOverlaysOneNamespace: examples/overlay and a copy of it with another namePrefix, both
 // in one namespace, built with the real kustomize. They must not share an object name (one
-// certificate ConfigMap each, named by the Service that owns it), and neither headless Service may
+// certificate Secret each, named by the Service that owns it), and neither headless Service may
 // select the other's broker pods. tests/integration applies the same pair to a kube-apiserver.
 func TestTwoOverlaysOneNamespace(t *testing.T) {
 	kustomizeBinary(t)
@@ -66,10 +66,8 @@ func TestTwoOverlaysOneNamespace(t *testing.T) {
 				t.Errorf("Service/%s selector %v selects the pods of the other overlay's Job/%s", svc.Name, svc.Spec.Selector, j.Name)
 			}
 		}
-		for _, v := range job.Spec.Template.Spec.Volumes {
-			if v.Name == curveVolumeName && (v.ConfigMap == nil || v.ConfigMap.Name != svc.Name) {
-				t.Errorf("Job/%s: certificate volume %+v, want the ConfigMap named after Service/%s", job.Name, v.VolumeSource, svc.Name)
-			}
+		if kind, name := curveSource(job); kind != "Secret" || name != svc.Name {
+			t.Errorf("Job/%s: certificate from %s %q, want the Secret named after Service/%s", job.Name, kind, name, svc.Name)
 		}
 	}
 }

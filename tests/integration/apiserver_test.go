@@ -76,6 +76,8 @@ func TestAPIServer(t *testing.T) {
 	t.Run("job names", c.testJobNames)
 	t.Run("size limit", c.testSizeLimit)
 	t.Run("keygen publish", c.testKeygenPublish)
+	t.Run("keygen configmap", c.testKeygenConfigMap)
+	t.Run("keygen earlier jobs", c.testKeygenEarlierJobs)
 	t.Run("keygen bad input", c.testKeygenBadInput)
 	t.Run("keygen image", c.testKeygenImage)
 	t.Run("pod security", c.testPodSecurity)

@@ -1,15 +1,12 @@
 package integration
 
 import (
-	"context"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // testKeygenImage runs the keygen Job's container as kubelet would: the project image, its
@@ -75,15 +72,12 @@ func (c *cluster) testKeygenImage(t *testing.T) {
 	}
 
 	first := runImage()
-	if first.code != 0 || !strings.Contains(first.stdout, "created ConfigMap "+s.ns+"/"+s.configMap) {
+	if first.code != 0 || !strings.Contains(first.stdout, "created Secret "+s.ns+"/"+s.name) {
 		t.Fatalf("keygen from the image: %s", first)
 	}
-	cm, err := c.cs.CoreV1().ConfigMaps(s.ns).Get(context.Background(), s.configMap, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cm.OwnerReferences) != 1 || cm.OwnerReferences[0].Name != s.service {
-		t.Errorf("ownerReferences = %+v, want the Service %s", cm.OwnerReferences, s.service)
+	secret := c.getSecret(t, s.ns, s.name)
+	if len(secret.OwnerReferences) != 1 || secret.OwnerReferences[0].Name != s.service {
+		t.Errorf("ownerReferences = %+v, want the Service %s", secret.OwnerReferences, s.service)
 	}
 	if second := runImage(); second.code != 0 || !strings.Contains(second.stdout, "left unchanged") {
 		t.Errorf("second keygen from the image: %s", second)

@@ -15,26 +15,46 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
 
-// keygenSetup is a namespace holding the applied output of the hello-world example, and what the
-// keygen Job would run there.
+// keygenSetup is a namespace holding the applied output of a MiniCluster (hello-world unless
+// said otherwise), and what the keygen Job would run there.
 type keygenSetup struct {
-	ns        string
-	objs      []*unstructured.Unstructured
-	args      []string // the keygen container's arguments, as rendered
-	account   string   // the keygen ServiceAccount
-	configMap string   // --name
-	service   string   // --owner-service
+	ns      string
+	objs    []*unstructured.Unstructured
+	args    []string // the keygen container's arguments, as rendered
+	account string   // the keygen ServiceAccount
+	name    string   // --name: the certificate object
+	service string   // --owner-service
 }
 
 // newKeygenSetup renders hello-world and applies the objects whose kind is in kinds (all if none).
 func (c *cluster) newKeygenSetup(t *testing.T, labels map[string]string, kinds ...string) *keygenSetup {
 	t.Helper()
-	objs := render(t, filepath.Join(repoRoot(t), "examples", "hello-world", "minicluster.yaml"))
+	return c.keygenSetupOf(t, render(t, filepath.Join(repoRoot(t), "examples", "hello-world", "minicluster.yaml")), labels, kinds...)
+}
+
+// configMapHelloWorld is hello-world with the option that makes the certificate a ConfigMap.
+func configMapHelloWorld(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join(repoRoot(t), "examples", "hello-world", "minicluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := strings.Replace(string(text), "  annotations:\n", "  annotations:\n    minicluster-fn.dev/curve-kind: ConfigMap\n", 1)
+	if mc == string(text) {
+		t.Fatal("examples/hello-world/minicluster.yaml has no annotations to add the option to")
+	}
+	return renderText(t, mc)
+}
+
+// keygenSetupOf applies the rendered objs whose kind is in kinds (all if none) to a new namespace.
+func (c *cluster) keygenSetupOf(t *testing.T, objs []*unstructured.Unstructured, labels map[string]string, kinds ...string) *keygenSetup {
+	t.Helper()
 	s := &keygenSetup{ns: c.namespace(t, "keygen", labels), objs: objs}
 	var toApply []*unstructured.Unstructured
 	for _, o := range objs {
@@ -52,7 +72,7 @@ func (c *cluster) newKeygenSetup(t *testing.T, labels map[string]string, kinds .
 	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
 	s.args = args
 	s.account, _, _ = unstructured.NestedString(job.Object, "spec", "template", "spec", "serviceAccountName")
-	s.configMap, s.service = argValue(t, args, "--name"), argValue(t, args, "--owner-service")
+	s.name, s.service = argValue(t, args, "--name"), argValue(t, args, "--owner-service")
 	return s
 }
 
@@ -87,6 +107,16 @@ func (s *keygenSetup) publish(t *testing.T, kubeconfig string, extra ...string) 
 	return runFn(t, []string{"KUBECONFIG=" + kubeconfig}, "", append(append([]string{}, s.args...), extra...)...)
 }
 
+// clientAs is a client with only the credentials of the kubeconfig.
+func clientAs(t *testing.T, kubeconfig string) kubernetes.Interface {
+	t.Helper()
+	restConfig, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubernetes.NewForConfigOrDie(restConfig)
+}
+
 func (c *cluster) getConfigMap(t *testing.T, ns, name string) *corev1.ConfigMap {
 	t.Helper()
 	cm, err := c.cs.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
@@ -96,33 +126,33 @@ func (c *cluster) getConfigMap(t *testing.T, ns, name string) *corev1.ConfigMap 
 	return cm
 }
 
-// testKeygenPublish runs `keygen --publish` with a real token of the generated ServiceAccount,
-// bound only to the generated Role.
-func (c *cluster) testKeygenPublish(t *testing.T) {
-	ctx := context.Background()
-	s := c.newKeygenSetup(t, nil)
-	kubeconfig := c.kubeconfigFor(t, c.token(t, s.ns, s.account), s.ns)
-	svc, err := c.cs.CoreV1().Services(s.ns).Get(ctx, s.service, metav1.GetOptions{})
+func (c *cluster) getSecret(t *testing.T, ns, name string) *corev1.Secret {
+	t.Helper()
+	s, err := c.cs.CoreV1().Secrets(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
 
-	first := s.publish(t, kubeconfig)
-	if first.code != 0 || !strings.Contains(first.stdout, "created ConfigMap "+s.ns+"/"+s.configMap) {
-		t.Fatalf("first keygen --publish: %s", first)
+// checkPublished: the certificate object is owned by the Service, immutable, labelled, and holds
+// a valid certificate whose secret key keygen did not print.
+func (c *cluster) checkPublished(t *testing.T, s *keygenSetup, meta metav1.ObjectMeta, immutable *bool, cert string, printed fnResult) {
+	t.Helper()
+	svc, err := c.cs.CoreV1().Services(s.ns).Get(context.Background(), s.service, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	cm := c.getConfigMap(t, s.ns, s.configMap)
-	refs := cm.OwnerReferences
+	refs := meta.OwnerReferences
 	if len(refs) != 1 || refs[0].APIVersion != "v1" || refs[0].Kind != "Service" || refs[0].Name != svc.Name || refs[0].UID != svc.UID {
 		t.Errorf("ownerReferences = %+v, want the Service %s (uid %s)", refs, svc.Name, svc.UID)
 	}
-	if cm.Immutable == nil || !*cm.Immutable {
-		t.Error("the certificate ConfigMap is not immutable")
+	if immutable == nil || !*immutable {
+		t.Error("the certificate object is not immutable")
 	}
-	if cm.Labels["app.kubernetes.io/instance"] != "flux-sample" || cm.Labels["app.kubernetes.io/component"] != "curve" {
-		t.Errorf("labels = %v", cm.Labels)
+	if meta.Labels["app.kubernetes.io/instance"] != "flux-sample" || meta.Labels["app.kubernetes.io/component"] != "curve" {
+		t.Errorf("labels = %v", meta.Labels)
 	}
-	cert := cm.Data["curve.cert"]
 	if check := runFn(t, nil, cert, "keygen", "--check", "-"); check.code != 0 || !strings.Contains(check.stdout, `CURVE certificate "flux-sample"`) {
 		t.Errorf("the published certificate does not pass keygen --check: %s", check)
 	}
@@ -130,33 +160,64 @@ func (c *cluster) testKeygenPublish(t *testing.T) {
 	if !ok || len(secret) < 40 {
 		t.Fatalf("no secret key in the published certificate")
 	}
-	if strings.Contains(first.stdout+first.stderr, secret[:40]) {
+	if strings.Contains(printed.stdout+printed.stderr, secret[:40]) {
 		t.Error("keygen --publish printed the secret key")
 	}
+}
+
+// testKeygenPublish runs `keygen --publish` with a real token of the generated ServiceAccount,
+// bound only to the generated Role: it creates the certificate Secret, and the token can do
+// nothing else with Secrets, so it can never read a ServiceAccount token.
+func (c *cluster) testKeygenPublish(t *testing.T) {
+	ctx := context.Background()
+	s := c.newKeygenSetup(t, nil)
+	kubeconfig := c.kubeconfigFor(t, c.token(t, s.ns, s.account), s.ns)
+
+	first := s.publish(t, kubeconfig)
+	if first.code != 0 || !strings.Contains(first.stdout, "created Secret "+s.ns+"/"+s.name) {
+		t.Fatalf("first keygen --publish: %s", first)
+	}
+	secret := c.getSecret(t, s.ns, s.name)
+	if secret.Type != corev1.SecretTypeOpaque {
+		t.Errorf("type %q, want Opaque", secret.Type)
+	}
+	cert := string(secret.Data["curve.cert"])
+	c.checkPublished(t, s, secret.ObjectMeta, secret.Immutable, cert, first)
 
 	second := s.publish(t, kubeconfig)
-	if second.code != 0 || !strings.Contains(second.stdout, "left unchanged") {
+	if second.code != 0 || !strings.Contains(second.stdout, "exists; left unchanged and not read") {
 		t.Fatalf("second keygen --publish: %s", second)
 	}
-	if again := c.getConfigMap(t, s.ns, s.configMap); again.ResourceVersion != cm.ResourceVersion || again.Data["curve.cert"] != cert {
-		t.Errorf("the second run changed the ConfigMap (resourceVersion %s -> %s)", cm.ResourceVersion, again.ResourceVersion)
+	if again := c.getSecret(t, s.ns, s.name); again.ResourceVersion != secret.ResourceVersion || string(again.Data["curve.cert"]) != cert {
+		t.Errorf("the second run changed the Secret (resourceVersion %s -> %s)", secret.ResourceVersion, again.ResourceVersion)
 	}
 
-	// The same token may do nothing beyond what the keygen needs.
-	restConfig, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
+	// What creating Secrets allows: a ServiceAccount token Secret, here for the namespace's
+	// default ServiceAccount (the token controller would fill in its token). The keygen token
+	// may create it, but never read it back, nor any other Secret.
+	as := clientAs(t, kubeconfig)
+	token := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "token-for-default", Annotations: map[string]string{corev1.ServiceAccountNameKey: "default"}},
+		Type:       corev1.SecretTypeServiceAccountToken,
 	}
-	as := kubernetes.NewForConfigOrDie(restConfig)
+	if _, err := as.CoreV1().Secrets(s.ns).Create(ctx, token, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create a ServiceAccount token Secret with the keygen token: %v (the Role lets it create Secrets)", err)
+	}
 	entrypoint := find(t, s.objs, "ConfigMap", "entrypoint").GetName()
 	denied := map[string]error{}
-	_, denied["get another ConfigMap"] = as.CoreV1().ConfigMaps(s.ns).Get(ctx, entrypoint, metav1.GetOptions{})
-	_, denied["list ConfigMaps"] = as.CoreV1().ConfigMaps(s.ns).List(ctx, metav1.ListOptions{})
-	_, denied["update the certificate"] = as.CoreV1().ConfigMaps(s.ns).Update(ctx, cm, metav1.UpdateOptions{})
-	denied["delete the certificate"] = as.CoreV1().ConfigMaps(s.ns).Delete(ctx, s.configMap, metav1.DeleteOptions{})
+	_, denied["get the token Secret it created"] = as.CoreV1().Secrets(s.ns).Get(ctx, token.Name, metav1.GetOptions{})
+	_, denied["get the certificate Secret"] = as.CoreV1().Secrets(s.ns).Get(ctx, s.name, metav1.GetOptions{})
 	_, denied["list Secrets"] = as.CoreV1().Secrets(s.ns).List(ctx, metav1.ListOptions{})
-	_, denied["get a ConfigMap in another namespace"] = as.CoreV1().ConfigMaps("default").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+	_, denied["watch Secrets"] = as.CoreV1().Secrets(s.ns).Watch(ctx, metav1.ListOptions{})
+	_, denied["update the certificate"] = as.CoreV1().Secrets(s.ns).Update(ctx, secret, metav1.UpdateOptions{})
+	_, denied["patch the token Secret"] = as.CoreV1().Secrets(s.ns).Patch(ctx, token.Name, types.MergePatchType, []byte(`{"metadata":{"labels":{"x":"y"}}}`), metav1.PatchOptions{})
+	denied["delete the certificate"] = as.CoreV1().Secrets(s.ns).Delete(ctx, s.name, metav1.DeleteOptions{})
+	_, denied["list Secrets in another namespace"] = as.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{})
+	_, denied["create a Secret in another namespace"] = as.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
+	_, denied["get a ConfigMap"] = as.CoreV1().ConfigMaps(s.ns).Get(ctx, entrypoint, metav1.GetOptions{})
+	_, denied["create a ConfigMap"] = as.CoreV1().ConfigMaps(s.ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
 	_, denied["list Pods"] = as.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{})
+	_, denied["create a token of the default ServiceAccount"] = as.CoreV1().ServiceAccounts(s.ns).CreateToken(ctx, "default", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	for what, err := range denied {
 		if !apierrors.IsForbidden(err) {
 			t.Errorf("%s with the keygen token: err = %v, want Forbidden", what, err)
@@ -166,9 +227,75 @@ func (c *cluster) testKeygenPublish(t *testing.T) {
 	if _, err := as.CoreV1().Services(s.ns).Get(ctx, s.service, metav1.GetOptions{}); err != nil {
 		t.Errorf("get the owner Service with the keygen token: %v", err)
 	}
-	if _, err := as.CoreV1().ConfigMaps(s.ns).Get(ctx, s.configMap, metav1.GetOptions{}); err != nil {
+}
+
+// testKeygenConfigMap: with the curve-kind ConfigMap option, keygen publishes a ConfigMap, as the
+// operator does. Its Role may read that ConfigMap back, so an existing one is checked.
+func (c *cluster) testKeygenConfigMap(t *testing.T) {
+	ctx := context.Background()
+	s := c.keygenSetupOf(t, configMapHelloWorld(t), nil)
+	kubeconfig := c.kubeconfigFor(t, c.token(t, s.ns, s.account), s.ns)
+
+	first := s.publish(t, kubeconfig)
+	if first.code != 0 || !strings.Contains(first.stdout, "created ConfigMap "+s.ns+"/"+s.name) {
+		t.Fatalf("first keygen --publish: %s", first)
+	}
+	cm := c.getConfigMap(t, s.ns, s.name)
+	cert := cm.Data["curve.cert"]
+	c.checkPublished(t, s, cm.ObjectMeta, cm.Immutable, cert, first)
+
+	second := s.publish(t, kubeconfig)
+	if second.code != 0 || !strings.Contains(second.stdout, "exists and holds a valid certificate; left unchanged") {
+		t.Fatalf("second keygen --publish: %s", second)
+	}
+	if again := c.getConfigMap(t, s.ns, s.name); again.ResourceVersion != cm.ResourceVersion || again.Data["curve.cert"] != cert {
+		t.Errorf("the second run changed the ConfigMap (resourceVersion %s -> %s)", cm.ResourceVersion, again.ResourceVersion)
+	}
+
+	as := clientAs(t, kubeconfig)
+	entrypoint := find(t, s.objs, "ConfigMap", "entrypoint").GetName()
+	denied := map[string]error{}
+	_, denied["get another ConfigMap"] = as.CoreV1().ConfigMaps(s.ns).Get(ctx, entrypoint, metav1.GetOptions{})
+	_, denied["list ConfigMaps"] = as.CoreV1().ConfigMaps(s.ns).List(ctx, metav1.ListOptions{})
+	_, denied["update the certificate"] = as.CoreV1().ConfigMaps(s.ns).Update(ctx, cm, metav1.UpdateOptions{})
+	denied["delete the certificate"] = as.CoreV1().ConfigMaps(s.ns).Delete(ctx, s.name, metav1.DeleteOptions{})
+	_, denied["create a Secret"] = as.CoreV1().Secrets(s.ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
+	_, denied["list Secrets"] = as.CoreV1().Secrets(s.ns).List(ctx, metav1.ListOptions{})
+	_, denied["get a ConfigMap in another namespace"] = as.CoreV1().ConfigMaps("default").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+	for what, err := range denied {
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("%s with the keygen token: err = %v, want Forbidden", what, err)
+		}
+	}
+	if _, err := as.CoreV1().ConfigMaps(s.ns).Get(ctx, s.name, metav1.GetOptions{}); err != nil {
 		t.Errorf("get the certificate ConfigMap with the keygen token: %v", err)
 	}
+}
+
+// testKeygenEarlierJobs: a keygen Job rendered before --output existed passes none, holds the
+// image reference of its own version (which a reused tag or the keygen-image option may point at
+// this binary), its Role allows ConfigMaps only, and its brokers mount a ConfigMap. keygen
+// --publish without --output must still create that ConfigMap with that Role.
+func (c *cluster) testKeygenEarlierJobs(t *testing.T) {
+	s := c.keygenSetupOf(t, configMapHelloWorld(t), nil)
+	// The arguments without --output configmap are those earlier versions rendered; the rest of
+	// the output (Role, broker Job) is what they rendered too.
+	var earlier []string
+	for i := 0; i < len(s.args); i++ {
+		if s.args[i] == "--output" {
+			i++
+			continue
+		}
+		earlier = append(earlier, s.args[i])
+	}
+	if len(earlier) != len(s.args)-2 {
+		t.Fatalf("no --output in the keygen arguments %q", s.args)
+	}
+	res := runFn(t, []string{"KUBECONFIG=" + c.kubeconfigFor(t, c.token(t, s.ns, s.account), s.ns)}, "", earlier...)
+	if res.code != 0 || !strings.Contains(res.stdout, "created ConfigMap "+s.ns+"/"+s.name) {
+		t.Fatalf("keygen %q: %s", earlier, res)
+	}
+	c.getConfigMap(t, s.ns, s.name)
 }
 
 // testKeygenBadInput: every failure is a clear message and exit 1, and nothing is changed.
@@ -188,27 +315,47 @@ func (c *cluster) testKeygenBadInput(t *testing.T) {
 		if res.code != 1 || !strings.Contains(res.stderr, want) {
 			t.Errorf("want %q: %s", want, res)
 		}
-		if _, err := c.cs.CoreV1().ConfigMaps(s.ns).Get(context.Background(), s.configMap, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			t.Errorf("a ConfigMap was created without its owner: %v", err)
+		if _, err := c.cs.CoreV1().Secrets(s.ns).Get(context.Background(), s.name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("a Secret was created without its owner: %v", err)
 		}
 	})
 
 	t.Run("existing ConfigMap is not a certificate", func(t *testing.T) {
-		s := c.newKeygenSetup(t, nil)
+		s := c.keygenSetupOf(t, configMapHelloWorld(t), nil)
 		bad, err := c.cs.CoreV1().ConfigMaps(s.ns).Create(context.Background(), &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: s.configMap},
+			ObjectMeta: metav1.ObjectMeta{Name: s.name},
 			Data:       map[string]string{"curve.cert": "written by hand\n"},
 		}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		res := s.publish(t, c.kubeconfigFor(t, c.token(t, s.ns, s.account), s.ns))
-		want := "error: ConfigMap " + s.ns + "/" + s.configMap + ` exists but does not hold a valid CURVE certificate in key "curve.cert"`
+		want := "error: ConfigMap " + s.ns + "/" + s.name + ` exists but does not hold a valid CURVE certificate in key "curve.cert"`
 		if res.code != 1 || !strings.Contains(res.stderr, want) || !strings.Contains(res.stderr, "left unchanged") {
 			t.Errorf("want %q: %s", want, res)
 		}
-		if after := c.getConfigMap(t, s.ns, s.configMap); after.ResourceVersion != bad.ResourceVersion {
+		if after := c.getConfigMap(t, s.ns, s.name); after.ResourceVersion != bad.ResourceVersion {
 			t.Errorf("the ConfigMap was changed: resourceVersion %s -> %s", bad.ResourceVersion, after.ResourceVersion)
+		}
+	})
+
+	// A Secret of that name is left alone unread, whatever it holds: the keygen Role may not read
+	// Secrets. The broker pods then fail to mount it (no key curve.cert) or their brokers reject it.
+	t.Run("existing Secret is not read", func(t *testing.T) {
+		s := c.newKeygenSetup(t, nil)
+		bad, err := c.cs.CoreV1().Secrets(s.ns).Create(context.Background(), &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: s.name},
+			StringData: map[string]string{"other": "written by hand\n"},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := s.publish(t, c.kubeconfigFor(t, c.token(t, s.ns, s.account), s.ns))
+		if res.code != 0 || !strings.Contains(res.stdout, "Secret "+s.ns+"/"+s.name+" exists; left unchanged and not read") {
+			t.Errorf("%s", res)
+		}
+		if after := c.getSecret(t, s.ns, s.name); after.ResourceVersion != bad.ResourceVersion {
+			t.Errorf("the Secret was changed: resourceVersion %s -> %s", bad.ResourceVersion, after.ResourceVersion)
 		}
 	})
 

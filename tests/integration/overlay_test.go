@@ -129,29 +129,29 @@ func (c *cluster) testOverlays(t *testing.T) {
 		containers, _, _ := unstructured.NestedSlice(keygen.Object, "spec", "template", "spec", "containers")
 		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
 		account, _, _ := unstructured.NestedString(keygen.Object, "spec", "template", "spec", "serviceAccountName")
-		cmName, ownerName := argValue(t, args, "--name"), argValue(t, args, "--owner-service")
+		certName, ownerName := argValue(t, args, "--name"), argValue(t, args, "--owner-service")
 		if ownerName != svc.GetName() {
 			t.Errorf("%s: keygen --owner-service %s, want the overlay's Service %s", o.prefix, ownerName, svc.GetName())
 		}
-		if mounted := curveConfigMap(t, find(t, o.objs, "Job", "broker")); mounted != cmName {
-			t.Errorf("%s: the broker pods mount ConfigMap %q, keygen creates %q", o.prefix, mounted, cmName)
+		if mounted := curveSecret(t, find(t, o.objs, "Job", "broker")); mounted != certName {
+			t.Errorf("%s: the broker pods mount Secret %q, keygen creates %q", o.prefix, mounted, certName)
 		}
 		res := runFn(t, []string{"KUBECONFIG=" + c.kubeconfigFor(t, c.token(t, ns, account), ns)}, "", args...)
-		if res.code != 0 || !strings.Contains(res.stdout, "created ConfigMap "+ns+"/"+cmName) {
+		if res.code != 0 || !strings.Contains(res.stdout, "created Secret "+ns+"/"+certName) {
 			t.Fatalf("%s: keygen --publish: %s", o.prefix, res)
 		}
-		cm := c.getConfigMap(t, ns, cmName)
+		cert := c.getSecret(t, ns, certName)
 		liveSvc, err := c.cs.CoreV1().Services(ns).Get(ctx, svc.GetName(), metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if refs := cm.OwnerReferences; len(refs) != 1 || refs[0].Kind != "Service" || refs[0].UID != liveSvc.UID {
-			t.Errorf("%s: ConfigMap/%s ownerReferences %+v, want only Service/%s (uid %s)", o.prefix, cmName, refs, liveSvc.Name, liveSvc.UID)
+		if refs := cert.OwnerReferences; len(refs) != 1 || refs[0].Kind != "Service" || refs[0].UID != liveSvc.UID {
+			t.Errorf("%s: Secret/%s ownerReferences %+v, want only Service/%s (uid %s)", o.prefix, certName, refs, liveSvc.Name, liveSvc.UID)
 		}
-		certs[cmName] = cm.Data["curve.cert"]
+		certs[certName] = string(cert.Data["curve.cert"])
 	}
 	if len(certs) != 2 {
-		t.Errorf("the overlays' certificate ConfigMaps: %v, want two", slices.Collect(maps.Keys(certs)))
+		t.Errorf("the overlays' certificate Secrets: %v, want two", slices.Collect(maps.Keys(certs)))
 	} else if texts := slices.Collect(maps.Values(certs)); texts[0] == texts[1] {
 		t.Error("both overlays hold the same certificate")
 	}
@@ -170,14 +170,14 @@ func podLabels(t *testing.T, o *unstructured.Unstructured) map[string]string {
 	return nil
 }
 
-// curveConfigMap is the ConfigMap of a broker Job's flux-curve volume.
-func curveConfigMap(t *testing.T, job *unstructured.Unstructured) string {
+// curveSecret is the Secret of a broker Job's flux-curve volume.
+func curveSecret(t *testing.T, job *unstructured.Unstructured) string {
 	t.Helper()
 	volumes, _, _ := unstructured.NestedSlice(job.Object, "spec", "template", "spec", "volumes")
 	for _, v := range volumes {
 		v := v.(map[string]any)
 		if v["name"] == "flux-curve" {
-			name, _, _ := unstructured.NestedString(v, "configMap", "name")
+			name, _, _ := unstructured.NestedString(v, "secret", "secretName")
 			return name
 		}
 	}

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -45,12 +46,12 @@ func TestEditCommand(t *testing.T) {
 	if second.Metadata.Name == first.Metadata.Name {
 		t.Fatalf("the edited command kept the Job name %s", first.Metadata.Name)
 	}
-	var after configMap
-	if err := getObject(&after, ns, "configmaps", certConfigMap(instance)); err != nil {
+	var after secret
+	if err := getObject(&after, ns, "secrets", certSecret(instance)); err != nil {
 		t.Fatalf("the certificate did not survive the edit: %v", err)
 	}
-	if after.Metadata.UID != cert.Metadata.UID || after.Data["curve.cert"] != cert.Data["curve.cert"] {
-		t.Errorf("the certificate ConfigMap was replaced (uid %s -> %s)", cert.Metadata.UID, after.Metadata.UID)
+	if after.Metadata.UID != cert.Metadata.UID || !bytes.Equal(after.Data["curve.cert"], cert.Data["curve.cert"]) {
+		t.Errorf("the certificate Secret was replaced (uid %s -> %s)", cert.Metadata.UID, after.Metadata.UID)
 	}
 	jobComplete(t, ns, second.Metadata.Name, completeLimit)
 	log := brokerLog(t, ns, rankPod(t, ns, instance, "0"))

@@ -14,7 +14,7 @@ const rejoinLimit = 2 * time.Minute
 
 // TestPersistent runs a persistent (interactive) MiniCluster and what happens to it over time: the
 // brokers stay up and rank 0 reaches every rank; size changes within maxSize; a broker pod is
-// deleted; the certificate ConfigMap is deleted; and deleting the cluster stops the brokers
+// deleted; the certificate Secret is deleted; and deleting the cluster stops the brokers
 // cleanly (SIGTERM reaches them) instead of waiting out the grace period.
 func TestPersistent(t *testing.T) {
 	requireImages(t)
@@ -73,8 +73,8 @@ func TestPersistent(t *testing.T) {
 		logFlux(t, ns, instance, "after rank 1's pod was replaced")
 	})
 
-	t.Run("delete the certificate ConfigMap", func(t *testing.T) {
-		mustKube(t, nil, "-n", ns, "delete", "configmap", certConfigMap(instance))
+	t.Run("delete the certificate Secret", func(t *testing.T) {
+		mustKube(t, nil, "-n", ns, "delete", "secret", certSecret(instance))
 		// Running brokers keep the certificate they copied at start.
 		ranksReachable(t, ns, instance, jobName, 2, 30*time.Second)
 		// A broker pod made now cannot start: the reason must be where a user looks.
@@ -83,7 +83,7 @@ func TestPersistent(t *testing.T) {
 		var found string
 		waitFor(t, "an event telling why the new rank 1 pod cannot start", 2*time.Minute, func() (bool, string, error) {
 			for _, e := range events(t, ns) {
-				if e.Reason == "FailedMount" && strings.Contains(e.Message, certConfigMap(instance)) {
+				if e.Reason == "FailedMount" && strings.Contains(e.Message, certSecret(instance)) {
 					found = e.InvolvedObject.Name + ": " + e.Message
 					return true, "", nil
 				}

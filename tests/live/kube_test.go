@@ -87,7 +87,7 @@ func namespace(t testing.TB, name string) string {
 func logDiagnostics(t testing.TB, ns string) {
 	t.Helper()
 	for _, args := range [][]string{
-		{"get", "all,configmaps", "-o", "wide"},
+		{"get", "all,configmaps,secrets", "-o", "wide"},
 		{"get", "events", "--sort-by=.lastTimestamp"},
 	} {
 		out, err := kube(nil, append([]string{"-n", ns}, args...)...)
@@ -160,9 +160,9 @@ func newAPIClient() (apiServer, error) {
 }
 
 // apiGroups gives the API path of each resource the tests read.
-var apiGroups = map[string]string{"pods": "/api/v1", "events": "/api/v1", "configmaps": "/api/v1", "jobs": "/apis/batch/v1"}
+var apiGroups = map[string]string{"pods": "/api/v1", "events": "/api/v1", "secrets": "/api/v1", "jobs": "/apis/batch/v1"}
 
-// getObject reads one namespaced object (resource is plural: "configmaps", "jobs") into v.
+// getObject reads one namespaced object (resource is plural: "secrets", "jobs") into v.
 func getObject(v any, ns, resource, name string) error {
 	return apiGet(v, ns, resource, "/"+url.PathEscape(name))
 }
@@ -200,7 +200,7 @@ func apiGet(v any, ns, resource, suffix string) error {
 		return fmt.Errorf("GET %s: %v", path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		// The API server's Status says why (e.g. configmaps "x" not found).
+		// The API server's Status says why (e.g. secrets "x" not found).
 		var status struct {
 			Message string `json:"message"`
 		}
@@ -337,9 +337,10 @@ func (j *job) condition(kind string) (string, string) {
 	return "", ""
 }
 
-type configMap struct {
+// secret is a Secret as the API returns it: JSON decodes the base64 of data into the bytes.
+type secret struct {
 	Metadata objectMeta        `json:"metadata"`
-	Data     map[string]string `json:"data"`
+	Data     map[string][]byte `json:"data"`
 }
 
 type event struct {

@@ -16,27 +16,27 @@ const (
 	completeLimit = 4 * time.Minute
 )
 
-// certConfigMap is the name of the certificate ConfigMap that the keygen Job publishes: the name of
-// the headless Service that owns it, which is the instance's name unless network.headlessName is set
+// certSecret is the name of the certificate Secret that the keygen Job publishes: the name of the
+// headless Service that owns it, which is the instance's name unless network.headlessName is set
 // (none of these tests set it).
-func certConfigMap(instance string) string { return instance }
+func certSecret(instance string) string { return instance }
 
-// certificate waits for the keygen Job to publish certConfigMap(instance) and returns it.
-func certificate(t testing.TB, ns, instance string) configMap {
+// certificate waits for the keygen Job to publish certSecret(instance) and returns it.
+func certificate(t testing.TB, ns, instance string) secret {
 	t.Helper()
-	var cm configMap
-	took := waitFor(t, "the keygen Job publishes ConfigMap "+certConfigMap(instance), certLimit, func() (bool, string, error) {
-		if err := getObject(&cm, ns, "configmaps", certConfigMap(instance)); err != nil {
+	var s secret
+	took := waitFor(t, "the keygen Job publishes Secret "+certSecret(instance), certLimit, func() (bool, string, error) {
+		if err := getObject(&s, ns, "secrets", certSecret(instance)); err != nil {
 			return false, keygenState(t, ns, instance), nil
 		}
 		return true, "", nil
 	})
-	cert := cm.Data["curve.cert"]
-	if !strings.Contains(cert, "public-key") || !strings.Contains(cert, "secret-key") {
-		t.Fatalf("ConfigMap %s-curve has no CURVE certificate in curve.cert: %q", instance, cert)
+	// Checked without printing it: it holds the secret key.
+	if cert := string(s.Data["curve.cert"]); !strings.Contains(cert, "public-key") || !strings.Contains(cert, "secret-key") {
+		t.Fatalf("Secret %s has no CURVE certificate in curve.cert (%d bytes)", certSecret(instance), len(cert))
 	}
-	t.Logf("certificate ConfigMap %s published %.1fs after the wait began", certConfigMap(instance), took.Seconds())
-	return cm
+	t.Logf("certificate Secret %s published %.1fs after the wait began", certSecret(instance), took.Seconds())
+	return s
 }
 
 func keygenState(t testing.TB, ns, instance string) string {

@@ -19,7 +19,7 @@ import (
 
 // BenchmarkTimeToReady applies examples/hello-world (size 4) through kustomize and kubectl apply
 // --server-side, once per iteration (-benchtime=Nx: N runs), and reports when each step of its
-// start was first seen, from apply: the keygen pod started, the certificate ConfigMap present, every
+// start was first seen, from apply: the keygen pod started, the certificate Secret present, every
 // broker pod's init container started (its volumes, the certificate among them, are mounted), all 4
 // broker containers running, all 4 pods Ready (the startupProbe, then the readinessProbe: the broker
 // has joined; probed every 3 s until then), rank 0's command output (its log line's timestamp; the
@@ -27,8 +27,8 @@ import (
 // server delivered the change (milliseconds), not polls.
 //
 // It also reads the kubelet's log for the back-off of the certificate volume's mount in broker pods
-// created before the ConfigMap exists: per pod, the failed attempts and how long after the
-// ConfigMap appeared the kubelet's next attempt was allowed. `make bench-live` runs it; see
+// created before the Secret exists: per pod, the failed attempts and how long after the
+// Secret appeared the kubelet's next attempt was allowed. `make bench-live` runs it; see
 // docs/benchmarks.md.
 func BenchmarkTimeToReady(b *testing.B) {
 	requireImages(b)
@@ -89,7 +89,7 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte) 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	tl := &timeline{instance: instance, size: size, pods: map[string]*brokerPodTimes{}, done: make(chan error, 1)}
-	for _, res := range []string{"/api/v1/namespaces/" + ns + "/pods", "/api/v1/namespaces/" + ns + "/configmaps",
+	for _, res := range []string{"/api/v1/namespaces/" + ns + "/pods", "/api/v1/namespaces/" + ns + "/secrets",
 		"/apis/batch/v1/namespaces/" + ns + "/jobs"} {
 		if err := watchResource(ctx, res, tl.observe); err != nil {
 			b.Fatal(err)
@@ -192,7 +192,7 @@ func (tl *timeline) observe(seen time.Time, raw []byte) error {
 	}
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
-	if tl.start.IsZero() || tl.finished || head.Metadata.Labels[labelInstance] != tl.instance && head.Kind != "ConfigMap" {
+	if tl.start.IsZero() || tl.finished || head.Metadata.Labels[labelInstance] != tl.instance && head.Kind != "Secret" {
 		return nil
 	}
 	at := seen.Sub(tl.start)
@@ -203,8 +203,8 @@ func (tl *timeline) observe(seen time.Time, raw []byte) error {
 	}
 	component := head.Metadata.Labels[labelComponent]
 	switch head.Kind {
-	case "ConfigMap":
-		if head.Metadata.Name == certConfigMap(tl.instance) {
+	case "Secret":
+		if head.Metadata.Name == certSecret(tl.instance) {
 			first(&tl.certificate)
 		}
 	case "Pod":
@@ -351,7 +351,7 @@ func mountBackoff(kubeletLog, ns, instance string, pods map[string]*brokerPodTim
 	for _, p := range pods {
 		uids[p.uid] = true
 	}
-	notFound := fmt.Sprintf(`configmap "%s" not found`, certConfigMap(instance))
+	notFound := fmt.Sprintf(`secret "%s" not found`, certSecret(instance))
 	lastRetry := map[string]time.Time{}
 	out := map[string]mountWait{}
 	notFoundLines := 0
@@ -359,7 +359,7 @@ func mountBackoff(kubeletLog, ns, instance string, pods map[string]*brokerPodTim
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.Contains(line, "Couldn't get configMap "+ns+"/") && strings.Contains(line, notFound) {
+		if strings.Contains(line, "Couldn't get secret "+ns+"/") && strings.Contains(line, notFound) {
 			notFoundLines++
 		}
 		m := certMountFailure.FindStringSubmatch(line)
@@ -413,7 +413,7 @@ func reportReadyRuns(b *testing.B, runs []readyRun) {
 	}
 	columns := []column{
 		{"keygen pod started", "s-keygen", one(func(r readyRun) time.Duration { return r.keygenStarted })},
-		{"certificate ConfigMap present", "s-cert", one(func(r readyRun) time.Duration { return r.certificate })},
+		{"certificate Secret present", "s-cert", one(func(r readyRun) time.Duration { return r.certificate })},
 		{"all init containers started (volumes mounted)", "s-init", one(func(r readyRun) time.Duration { return r.initStarted })},
 		{"4 broker containers running", "s-running", one(func(r readyRun) time.Duration { return r.running })},
 		{"4 pods Ready (joined)", "s-ready", one(func(r readyRun) time.Duration { return r.ready })},

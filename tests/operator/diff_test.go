@@ -93,7 +93,11 @@ func compareFile(t *testing.T, tl *tally, name string, opObjs, ourObjs []object)
 		role := ourRole(o)
 		if strings.HasPrefix(role, roleKeygen) || role == roleCurve {
 			tl.byKind[deliberate]++
-			tl.byRule["D-keygen"]++
+			if role == roleCurve && o.kind() == "Secret" {
+				tl.byRule["D-curve-secret"]++
+			} else {
+				tl.byRule["D-keygen"]++
+			}
 			continue
 		}
 		ourBy[role] = o

@@ -55,7 +55,7 @@ const (
 	roleServices   = "services Pod"
 	rolePortPrefix = "port Service "
 	roleKeygen     = "keygen object"
-	roleCurve      = "curve ConfigMap"
+	roleCurve      = "certificate object"
 )
 
 func operatorRole(o object) string {

@@ -75,6 +75,9 @@ var rules = []rule{
 	r("D-labels", deliberate, roleBroker, podSpec+`\.affinity\.pod(?:Anti)?Affinity\.preferredDuringSchedulingIgnoredDuringExecution\[0\]\.podAffinityTerm\.labelSelector\.match(?:Expressions|Labels).*`),
 	// The CURVE certificate comes from the keygen Job (or the user), not the entrypoint ConfigMap.
 	r("D-keygen", deliberate, roleEntrypoint, `\.data\.curve\.cert`).when(absentInOurs),
+	// ... in a Secret unless the curve-kind option asks for a ConfigMap: the namespace's view role
+	// reads ConfigMaps (the operator's entrypoint ConfigMap holds the secret key), not Secrets.
+	r("D-curve-secret", deliberate, roleBroker, podSpec+`\.volumes\[flux-curve\]\.secret\..*`).when(absentInOperator),
 	r("D-keygen", deliberate, roleBroker, podSpec+`\.volumes\[flux-curve\]\..*`).when(absentInOperator),
 	r("D-keygen", deliberate, roleBroker, container+`\.volumeMounts\[flux-curve\]\..*`).when(absentInOperator),
 	r("D-keygen", deliberate, roleBroker, podSpec+`\.volumes\[<n>-entrypoint\]\.configMap\.items\[curve\.cert\]\..*`).when(absentInOurs),

@@ -10,28 +10,37 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
 
-// The API rights the design allows the keygen pre-step (least privilege), as RBACRules writes them: the keygen pre-step creates
-// ConfigMaps (create cannot be limited by name) and reads only the certificate ConfigMap and
-// the headless Service (its owner).
+// The API rights the keygen pre-step may have, as RBACRules writes them: it creates the
+// certificate object (create cannot be limited by name) and reads the headless Service (its
+// owner). It may read the certificate back only when that is a ConfigMap: get on a Secret's name
+// would let it create a service-account-token Secret of that name and read the token.
 const (
+	RuleCreateSecrets    = "create secrets"
 	RuleCreateConfigMaps = "create configmaps"
 	RuleGetCurve         = "get configmaps/<the certificate ConfigMap>"
 	RuleGetService       = "get services/<the headless Service>"
 )
 
-// AllowedRules are all the RBAC rules a manifest set may grant.
-var AllowedRules = []string{RuleCreateConfigMaps, RuleGetCurve, RuleGetService}
+// KeygenRules are all the RBAC rules a manifest set may grant, by the kind of the certificate
+// object that the keygen Job creates.
+var KeygenRules = map[v1alpha2.CurveKind][]string{
+	v1alpha2.CurveKindSecret:    {RuleCreateSecrets, RuleGetService},
+	v1alpha2.CurveKindConfigMap: {RuleCreateConfigMaps, RuleGetCurve, RuleGetService},
+}
 
 // RBACRules lists every right the output grants, one "<verb> <resource>[/<name>]" per verb,
-// resource and name (API group prefixed unless core), with the names of the certificate
-// ConfigMap and the headless Service written as in AllowedRules. Cluster-wide objects and
-// non-resource URLs come out as rules no allowed set holds.
+// resource and name (API group prefixed unless core), with the names of the certificate object
+// and the headless Service written as in KeygenRules. Cluster-wide objects and non-resource URLs
+// come out as rules no allowed set holds.
 func RBACRules(objs []runtime.Object) []string {
-	curveCM, service := "", ""
+	var curveKind v1alpha2.CurveKind
+	curveName, service := "", ""
 	if job := brokerJob(objs); job != nil {
-		curveCM = curveConfigMapName(&job.Spec.Template.Spec)
+		curveKind, curveName = curveObject(&job.Spec.Template.Spec)
 		service = job.Spec.Template.Spec.Subdomain
 	}
 	var out []string
@@ -52,8 +61,9 @@ func RBACRules(objs []runtime.Object) []string {
 						}
 						for _, n := range r.ResourceNames {
 							switch {
-							case g == "" && res == "configmaps" && n == curveCM:
-								n = "<the certificate ConfigMap>"
+							case g == "" && n == curveName && (res == "configmaps" && curveKind == v1alpha2.CurveKindConfigMap ||
+								res == "secrets" && curveKind == v1alpha2.CurveKindSecret):
+								n = "<the certificate " + string(curveKind) + ">"
 							case g == "" && res == "services" && n == service:
 								n = "<the headless Service>"
 							}
@@ -86,13 +96,15 @@ func brokerJob(objs []runtime.Object) *batchv1.Job {
 	return nil
 }
 
-// access: no rule beyond AllowedRules; bindings only to the output's own ServiceAccounts and
-// Roles; only the pods of the keygen pre-step use a bound account and mount a token; broker pods
-// and the services pod mount one only when spec.pod.automountServiceAccountToken asks.
+// access: no rule beyond the KeygenRules of the kind of certificate object the brokers mount;
+// bindings only to the output's own ServiceAccounts and Roles; only the pods of the keygen
+// pre-step use a bound account and mount a token; broker pods and the services pod mount one
+// only when spec.pod.automountServiceAccountToken asks.
 func (c *checker) access() {
+	kind, _ := curveObject(&c.job.Spec.Template.Spec)
 	for _, r := range RBACRules(c.m.Objects) {
-		if !slices.Contains(AllowedRules, r) {
-			c.errorf("RBAC grants %q, beyond the keygen pre-step's rights %v", r, AllowedRules)
+		if !slices.Contains(KeygenRules[kind], r) {
+			c.errorf("RBAC grants %q, beyond the keygen pre-step's rights %v for a certificate %s", r, KeygenRules[kind], kind)
 		}
 	}
 	objs := c.m.Objects
@@ -163,7 +175,7 @@ var (
 )
 
 // curveHygiene: the certificate volume gives the file mode 0400, only the broker container
-// mounts it (read-only), no other ConfigMap of the output holds it, no script prints it, and the
+// mounts it (read-only), no other ConfigMap or Secret of the output holds it, no script prints it, and the
 // broker script's copy is made readable by its owner only.
 func (c *checker) curveHygiene() {
 	pod := &c.job.Spec.Template.Spec
@@ -211,10 +223,17 @@ func (c *checker) curveHygiene() {
 			}
 		}
 	}
-	curveCM := curveConfigMapName(pod)
+	kind, name := curveObject(pod)
 	for _, cm := range objectsOf[*corev1.ConfigMap](c.m.Objects) {
-		if _, ok := cm.Data[curveCertKey]; ok && cm.Name != curveCM {
-			c.errorf("ConfigMap/%s holds %s but is not the certificate ConfigMap the brokers mount", cm.Name, curveCertKey)
+		if _, ok := cm.Data[curveCertKey]; ok && (kind != v1alpha2.CurveKindConfigMap || cm.Name != name) {
+			c.errorf("ConfigMap/%s holds %s but is not the certificate object the brokers mount", cm.Name, curveCertKey)
+		}
+	}
+	for _, s := range objectsOf[*corev1.Secret](c.m.Objects) {
+		_, inData := s.Data[curveCertKey]
+		_, inStringData := s.StringData[curveCertKey]
+		if (inData || inStringData) && (kind != v1alpha2.CurveKindSecret || s.Name != name) {
+			c.errorf("Secret/%s holds %s but is not the certificate object the brokers mount", s.Name, curveCertKey)
 		}
 	}
 	for name, text := range Scripts(c.m.Objects) {
@@ -251,14 +270,17 @@ func curveItems(v corev1.Volume) ([]corev1.KeyToPath, *int32) {
 	return items, mode
 }
 
-// curveConfigMapName is the ConfigMap the broker pods read the certificate from ("" for a Secret).
-func curveConfigMapName(pod *corev1.PodSpec) string {
+// curveObject is the kind and name of the object the broker pods read the certificate from.
+func curveObject(pod *corev1.PodSpec) (v1alpha2.CurveKind, string) {
 	for _, v := range pod.Volumes {
-		if items, _ := curveItems(v); items != nil && v.ConfigMap != nil {
-			return v.ConfigMap.Name
+		if items, _ := curveItems(v); items != nil {
+			if v.ConfigMap != nil {
+				return v1alpha2.CurveKindConfigMap, v.ConfigMap.Name
+			}
+			return v1alpha2.CurveKindSecret, v.Secret.SecretName
 		}
 	}
-	return ""
+	return "", ""
 }
 
 func (c *checker) mountsCurve(ctr corev1.Container) bool {

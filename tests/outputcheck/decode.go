@@ -22,6 +22,8 @@ func newObject(apiVersion, kind string) (runtime.Object, error) {
 	switch apiVersion + " " + kind {
 	case "v1 ConfigMap":
 		return &corev1.ConfigMap{}, nil
+	case "v1 Secret":
+		return &corev1.Secret{}, nil
 	case "v1 Service":
 		return &corev1.Service{}, nil
 	case "v1 ServiceAccount":

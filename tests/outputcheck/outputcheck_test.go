@@ -80,8 +80,8 @@ func TestCheckCatchesRegressions(t *testing.T) {
 		}, "umask 077"},
 		{"certificate mode", func(m outputcheck.Manifests) {
 			for _, v := range brokerJob(m).Spec.Template.Spec.Volumes {
-				if v.ConfigMap != nil && v.ConfigMap.Items != nil {
-					v.ConfigMap.DefaultMode = ptr.To(int32(0o644))
+				if v.Secret != nil && v.Secret.Items != nil {
+					v.Secret.DefaultMode = ptr.To(int32(0o644))
 				}
 			}
 		}, "defaultMode 0644"},
@@ -104,10 +104,15 @@ func TestCheckCatchesRegressions(t *testing.T) {
 			r := find(m, func(*rbacv1.Role) bool { return true })
 			r.Rules = append(r.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}})
 		}, `"list secrets"`},
-		{"role on any configmap", func(m outputcheck.Manifests) {
+		{"role on any service", func(m outputcheck.Manifests) {
 			r := find(m, func(*rbacv1.Role) bool { return true })
 			r.Rules[1].ResourceNames = nil
-		}, `"get configmaps"`},
+		}, `"get services"`},
+		{"role reads the certificate Secret", func(m outputcheck.Manifests) {
+			r := find(m, func(*rbacv1.Role) bool { return true })
+			r.Rules = append(r.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"},
+				ResourceNames: []string{brokerJob(m).Spec.Template.Spec.Subdomain}, Verbs: []string{"get"}})
+		}, `"get secrets/<the certificate Secret>"`},
 		{"broker token", func(m outputcheck.Manifests) {
 			brokerJob(m).Spec.Template.Spec.AutomountServiceAccountToken = ptr.To(true)
 		}, "automountServiceAccountToken true"},
