@@ -128,3 +128,41 @@ func hasExt(names ...string) func(string) bool {
 		return slices.Contains(names, filepath.Ext(name)) || slices.Contains(names, name)
 	}
 }
+
+// TestDocsNameTheCertificateAsRendered: the docs say what the certificate object is as the binary
+// renders it, a Secret named after the headless Service, and never name it <name>-curve, a name
+// no version of the render has used for it.
+func TestDocsNameTheCertificateAsRendered(t *testing.T) {
+	root := repoRoot(t)
+	fn := fnBinary(t)
+	res := run(t, nil, root, fn, "render", filepath.Join("examples", "hello-world", "minicluster.yaml"))
+	if res.code != 0 {
+		t.Fatalf("render: exit %d\n%s", res.code, res.stderr)
+	}
+	m, err := decodeManifests(res.stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokers := jobsWith(m, componentBroker)
+	headless := servicesWith(m, componentHeadless)
+	if len(brokers) != 1 || len(headless) != 1 {
+		t.Fatalf("hello-world renders %d broker Jobs and %d headless Services, want one each", len(brokers), len(headless))
+	}
+	if kind, name := curveSource(brokers[0]); kind != "Secret" || name != headless[0].Name {
+		t.Fatalf("the broker pods mount the certificate from %s %q; the docs below say a Secret named after the headless Service %q", kind, name, headless[0].Name)
+	}
+	for _, doc := range []string{"README.md", "docs/generated-objects.md", "docs/differences-from-operator.md"} {
+		b, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "named after the headless Service") {
+			t.Errorf("%s does not say that the certificate is named after the headless Service", doc)
+		}
+	}
+	repoFileLines(t, root, hasExt(".md"), func(rel string, n int, text string) {
+		if strings.Contains(text, "-curve`") || strings.Contains(text, "<name>-curve") {
+			t.Errorf("%s:%d names the certificate <name>-curve, which the render never makes: %s", rel, n, text)
+		}
+	})
+}
