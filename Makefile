@@ -20,7 +20,7 @@ export GOFLAGS := -buildvcs=false
 
 all: build
 
-## deps: the Debian packages make test uses (root or sudo; tools/deps.sh, which .ci/run runs too)
+## deps: the Debian packages make test uses (root or sudo; tools/deps.sh; make test runs it first)
 deps:
 	bash tools/deps.sh
 

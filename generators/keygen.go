@@ -121,14 +121,25 @@ func keygenPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names)
 }
 
 // inlineCurve carries spec.flux.curveCert when the user gives the certificate inline: an object of
-// the kind the curve-kind option says, as the keygen Job would create.
+// the kind the curve-kind option says, as the keygen Job would create. It stays mutable, so that a
+// certificate edited in Git can be applied.
 func inlineCurve(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) Object {
-	meta := objectMeta(mc, n.Curve, componentCurve, waveConfig)
-	if opts.CurveKind == v1alpha2.CurveKindConfigMap {
+	return CurveObject(opts.CurveKind, objectMeta(mc, n.Curve, componentCurve, waveConfig), mc.Spec.Flux.CurveCert, false)
+}
+
+// CurveObject is the certificate object of the given kind, with certText under the key
+// curve.cert: what render writes for an inline certificate and what keygen --publish creates.
+func CurveObject(kind v1alpha2.CurveKind, meta metav1.ObjectMeta, certText string, immutable bool) Object {
+	var immutableField *bool
+	if immutable {
+		immutableField = ptr.To(true)
+	}
+	if kind == v1alpha2.CurveKindConfigMap {
 		return &corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: meta,
-			Data:       map[string]string{CurveCertKey: mc.Spec.Flux.CurveCert},
+			Immutable:  immutableField,
+			Data:       map[string]string{CurveCertKey: certText},
 		}
 	}
 	// data, not stringData: the API server moves stringData into data, so the object read back
@@ -136,8 +147,9 @@ func inlineCurve(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) Objec
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: meta,
+		Immutable:  immutableField,
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{CurveCertKey: []byte(mc.Spec.Flux.CurveCert)},
+		Data:       map[string][]byte{CurveCertKey: []byte(certText)},
 	}
 }
 

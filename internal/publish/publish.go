@@ -11,11 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/utils/ptr"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+	"github.com/minicluster-fn/minicluster-fn/generators"
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
 )
 
@@ -94,21 +93,9 @@ func (c *Client) Publish(ctx context.Context, t Target, cert *curve.Cert, log io
 		}},
 	}
 	// The key pair never changes once made; immutable also spares kubelet from watching it.
-	var obj runtime.Object = &corev1.Secret{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: meta,
-		Immutable:  ptr.To(true),
-		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{curve.FileName: cert.Marshal()},
-	}
+	obj := generators.CurveObject(t.Kind, meta, string(cert.Marshal()), true)
 	resource := "secrets"
 	if t.Kind == v1alpha2.CurveKindConfigMap {
-		obj = &corev1.ConfigMap{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: meta,
-			Immutable:  ptr.To(true),
-			Data:       map[string]string{curve.FileName: string(cert.Marshal())},
-		}
 		resource = "configmaps"
 	}
 	what := "create " + string(t.Kind) + " " + c.ref(t.Name)
