@@ -16,7 +16,7 @@ export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
 .PHONY: all deps build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
-  cluster-up cluster-down fluxcd-controllers live bench-live
+  cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down live bench-live
 
 all: build
 
@@ -124,8 +124,9 @@ container-test-if-podman:
 ## root. kubeconfig: $$MINICLUSTER_FN_CLUSTER_STATE/kubeconfig (default /var/tmp/minicluster-fn-cluster).
 ## The first run builds the node binaries from tools/node (15-40 min cold; cached in
 ## $$MINICLUSTER_FN_CACHE, default /var/cache/minicluster-fn). Load images with tests/cluster/load-image.sh.
+## FLUXCD=1 also starts Flux CD's controllers (make fluxcd-up).
 cluster-up:
-	tests/cluster/up.sh
+	tests/cluster/up.sh $(if $(filter 1,$(FLUXCD)),--fluxcd)
 
 ## fluxcd-controllers: Flux CD's source-controller and kustomize-controller v1.9.6 (pinned in the
 ## tools module tools/fluxcd) and their CRDs, built once per machine into
@@ -133,6 +134,17 @@ cluster-up:
 ## running Flux CD against the live cluster; prints that directory
 fluxcd-controllers:
 	@tests/cluster/build-fluxcd.sh
+
+## fluxcd-up: those controllers as host processes against the running cluster
+## (tests/cluster/fluxcd-up.sh): their CRDs, namespace flux-system, metrics, health and artifact
+## ports 18090-18094 on 127.0.0.1, logs in $$MINICLUSTER_FN_CLUSTER_STATE/log
+fluxcd-up:
+	tests/cluster/fluxcd-up.sh
+
+## fluxcd-down: stops exactly the controllers fluxcd-up started; the cluster keeps running
+## (cluster-down stops them too)
+fluxcd-down:
+	tests/cluster/fluxcd-down.sh
 
 ## cluster-down: stops exactly what cluster-up started and checks that nothing is left behind
 cluster-down:

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# Stops the live-test cluster that up.sh started from $STATE, and only that: the PIDs up.sh
-# recorded, the pods' processes in the kubelet's kubepods cgroups, and the containerd shims serving
-# $STATE's socket. Then removes what those made on the host (pod network namespaces, mounts under
-# $STATE, kubepods cgroups, kube-proxy's nftables tables, the bridge, CNI result files), restores
-# the sysctls up.sh recorded, and CHECKS that nothing is left: exit 1, naming each leftover, if
-# something is. Logs stay in $STATE/log.
+# Stops the live-test cluster that up.sh started from $STATE, and only that: Flux CD's controllers
+# if fluxcd-up.sh started them (fluxcd-down.sh), the PIDs up.sh recorded, the pods' processes in
+# the kubelet's kubepods cgroups, and the containerd shims serving $STATE's socket. Then removes
+# what those made on the host (pod network namespaces, mounts under $STATE, kubepods cgroups,
+# kube-proxy's nftables tables, the bridge, CNI result files), restores the sysctls up.sh
+# recorded, and CHECKS that nothing is left: exit 1, naming each leftover, if something is. Logs
+# stay in $STATE/log.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=SCRIPTDIR/env.sh
 . "$here/env.sh"
-
-t0=$(date +%s%N)
-say() { local ms=$((($(date +%s%N) - t0) / 1000000)); printf 'cluster-down: [%3d.%01ds] %s\n' $((ms / 1000)) $((ms % 1000 / 100)) "$*" >&2; }
+PROG="cluster-down"
+# shellcheck source=SCRIPTDIR/proc.sh
+. "$here/proc.sh"
 
 if [ ! -d "$STATE/run" ]; then
   say "nothing to stop: no $STATE/run"
@@ -19,41 +20,12 @@ if [ ! -d "$STATE/run" ]; then
 fi
 NODE_BIN=$(cat "$STATE/run/node-bin" 2>/dev/null || true)
 
-# A recorded PID counts only while it still is the process up.sh started (same start time), so a
-# reused PID is never signalled.
-recorded_pid() {
-  local f=$STATE/run/$1.pid pid start
-  [ -f "$f" ] || return 1
-  read -r pid start < "$f"
-  [ -r "/proc/$pid/stat" ] || return 1
-  local stat; stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
-  stat=${stat##*) }                      # fields after "pid (comm) "
-  # shellcheck disable=SC2086
-  set -- $stat
-  [ "$1" != Z ] || return 1              # a zombie has exited already
-  [ "${20}" = "$start" ] || return 1     # field 22 overall: start time
-  echo "$pid"
-}
-alive() { kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
-# stop_pid NAME PID SECONDS: SIGTERM, then SIGKILL after SECONDS.
-stop_pid() {
-  local name=$1 pid=$2 limit=$3 i
-  kill -TERM "$pid" 2>/dev/null || return 0
-  for ((i = 0; i < limit * 10; i++)); do alive "$pid" || return 0; sleep 0.1; done
-  say "$name (PID $pid) still running after ${limit}s: SIGKILL"
-  kill -KILL "$pid" 2>/dev/null
-  for ((i = 0; i < 50; i++)); do alive "$pid" || return 0; sleep 0.1; done
-}
-stop_component() {
-  local pid
-  pid=$(recorded_pid "$1") || return 0
-  stop_pid "$1" "$pid" "${2:-10}"
-  say "$1 stopped"
-}
 ctr_k8s() { ctr --address "$CONTAINERD_SOCK" -n k8s.io "$@"; }
 
-# 1. No new pods: stop the controllers and the scheduler, then let the kubelet stop the pods the
+# 1. No new pods: stop Flux CD's controllers (kustomize-controller would apply deleted objects
+#    again), Kubernetes' controllers and the scheduler, then let the kubelet stop the pods the
 #    normal way (CNI DEL, sandbox stop), for a bounded time.
+"$here/fluxcd-down.sh"
 stop_component kube-controller-manager
 stop_component kube-scheduler
 if recorded_pid kube-apiserver >/dev/null && recorded_pid kubelet >/dev/null && [ -x "$NODE_BIN/kubectl" ]; then
@@ -148,7 +120,7 @@ fi
 
 # 8. Check that nothing is left.
 left=()
-for name in "${COMPONENTS[@]}"; do
+for name in "${FLUXCD_COMPONENTS[@]}" "${COMPONENTS[@]}"; do
   pid=$(recorded_pid "$name") && left+=("process $name (PID $pid)")
 done
 for pid in $(our_processes); do [ "$pid" = $$ ] || left+=("process $pid: $({ tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null)"); done

@@ -1,4 +1,4 @@
-# Shared settings of the live-test cluster scripts (sourced by up.sh, down.sh, load-image.sh).
+# Shared settings of the live-test cluster scripts (sourced by all of them).
 # shellcheck shell=bash disable=SC2034  # the settings are used by the scripts that source this file
 
 # Everything the cluster writes lives in STATE: configs, certificates, logs, PIDs, the containerd
@@ -26,6 +26,13 @@ PROXY_HEALTHZ_PORT=10256
 PROXY_METRICS_PORT=10249
 COREDNS_READY_PORT=18181
 COREDNS_HEALTH_PORT=18080
+# Flux CD's controllers (fluxcd-up.sh), on the host's loopback. source-controller serves its
+# artifacts on SOURCE_CONTROLLER_STORAGE_PORT, where kustomize-controller fetches them.
+SOURCE_CONTROLLER_METRICS_PORT=18090
+SOURCE_CONTROLLER_HEALTH_PORT=18091
+SOURCE_CONTROLLER_STORAGE_PORT=18092
+KUSTOMIZE_CONTROLLER_METRICS_PORT=18093
+KUSTOMIZE_CONTROLLER_HEALTH_PORT=18094
 
 NODE_NAME=$(hostname | tr '[:upper:]' '[:lower:]')
 CONTAINERD_SOCK=$STATE/containerd/containerd.sock
@@ -39,3 +46,5 @@ HOST_SYSCTLS=(net/ipv4/ip_forward vm/overcommit_memory vm/panic_on_oom kernel/pa
 
 # Components in start order; down.sh stops them in reverse.
 COMPONENTS=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy coredns)
+# Flux CD's, started by fluxcd-up.sh after those and stopped by fluxcd-down.sh before them.
+FLUXCD_COMPONENTS=(source-controller kustomize-controller)

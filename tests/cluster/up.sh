@@ -4,17 +4,30 @@
 # kube-scheduler, kubelet, kube-proxy (nftables) and CoreDNS serving cluster.local, all as host
 # processes started from here and recorded by PID in $STATE/run. Stop it with down.sh.
 #
+#   up.sh [--fluxcd]
+#
+# --fluxcd (or MINICLUSTER_FN_CLUSTER_FLUXCD=1): also Flux CD's source-controller and
+# kustomize-controller, started last by fluxcd-up.sh.
+#
 # Exit status: 0 up; 1 a component failed (named, with the tail of its log; what was started is
-# stopped again); 3 this machine cannot run a kubelet (the missing piece is named).
+# stopped again); 2 wrong usage; 3 this machine cannot run a kubelet (the missing piece is named).
 # Settings that this kind of VM needs are commented where they are made.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=SCRIPTDIR/env.sh
 . "$here/env.sh"
-
-t0=$(date +%s%N)
-say() { local ms=$((($(date +%s%N) - t0) / 1000000)); printf 'cluster-up: [%3d.%01ds] %s\n' $((ms / 1000)) $((ms % 1000 / 100)) "$*" >&2; }
+PROG="cluster-up"
+# shellcheck source=SCRIPTDIR/proc.sh
+. "$here/proc.sh"
 cannot_run() { echo "cluster-up: CANNOT RUN A KUBELET ON THIS MACHINE: $*" >&2; exit 3; }
+
+fluxcd=${MINICLUSTER_FN_CLUSTER_FLUXCD:-0}
+for arg in "$@"; do
+  case $arg in
+    --fluxcd) fluxcd=1 ;;
+    *) echo "usage: up.sh [--fluxcd]" >&2; exit 2 ;;
+  esac
+done
 
 # --- what the machine must provide ---------------------------------------------------------------
 [ "$(id -u)" = 0 ] || cannot_run "not root (the kubelet, containerd and CNI need root)"
@@ -55,6 +68,12 @@ if [ -n "${MINICLUSTER_FN_NODE_BIN:-}" ]; then
 else
   say "node binaries (tests/cluster/build-node.sh; cached after the first build)"
   NODE_BIN=$("$here/build-node.sh")
+fi
+# Built before anything starts, so that a cold build does not keep a started cluster waiting and a
+# failed one starts nothing.
+if [ "$fluxcd" = 1 ]; then
+  say "Flux CD controllers (tests/cluster/build-fluxcd.sh; cached after the first build)"
+  "$here/build-fluxcd.sh" > /dev/null
 fi
 
 rm -rf "$STATE"
@@ -169,41 +188,6 @@ for c in kube-controller-manager kube-scheduler kubelet kube-proxy coredns; do
   make_kubeconfig "$STATE/config/$c.kubeconfig" "$c"
 done
 kubectl() { "$NODE_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
-
-# --- process control -----------------------------------------------------------------------------
-# start NAME COMMAND...: runs COMMAND in its own session, output in $STATE/log/NAME.log, PID in
-# $STATE/run/NAME.pid (down.sh stops exactly these PIDs).
-# $STATE/run/NAME.pid holds "PID START-TIME" so that down.sh never signals a reused PID.
-start() {
-  local name=$1; shift
-  setsid "$@" < /dev/null > "$STATE/log/$name.log" 2>&1 &
-  local pid=$! stat
-  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || stat="x x x x x x x x x x x x x x x x x x x x x gone"
-  stat=${stat##*) }
-  # shellcheck disable=SC2086
-  set -- $stat
-  echo "$pid ${20}" > "$STATE/run/$name.pid"
-}
-pid_of() { local pid _; read -r pid _ < "$STATE/run/$1.pid"; echo "$pid"; }
-# fail NAME WHY: names the component, shows the tail of its log, and exits (the trap tears down).
-fail() {
-  echo "cluster-up: $1 FAILED TO START: $2" >&2
-  echo "---- last 40 lines of $STATE/log/$1.log ----" >&2
-  tail -n 40 "$STATE/log/$1.log" >&2 || true
-  echo "----" >&2
-  exit 1
-}
-# wait_for NAME SECONDS COMMAND...: waits until COMMAND succeeds while NAME's process lives.
-wait_for() {
-  local name=$1 limit=$2; shift 2
-  local deadline=$((SECONDS + limit))
-  until "$@" >/dev/null 2>&1; do
-    kill -0 "$(pid_of "$name")" 2>/dev/null || fail "$name" "the process exited"
-    [ "$SECONDS" -lt "$deadline" ] || fail "$name" "not ready after ${limit}s (waited for: $*)"
-    sleep 0.2
-  done
-  say "$name ready"
-}
 
 # --- containerd --------------------------------------------------------------------------------
 # root lacks CAP_SYS_RESOURCE here: without restrict_oom_score_adj, runc fails every pod sandbox
@@ -395,6 +379,10 @@ wait_for coredns 60 curl -sf "http://127.0.0.1:$COREDNS_READY_PORT/ready"
 
 # Pods need the namespace's ServiceAccount and kube-root-ca.crt before they can be created.
 wait_for kube-controller-manager 60 kubectl -n default get serviceaccount default
+
+# Flux CD last: it needs the API server only. A failure here takes the whole cluster down, like any
+# other component's.
+if [ "$fluxcd" = 1 ]; then "$here/fluxcd-up.sh"; fi
 
 trap - EXIT
 say "cluster up; kubeconfig: $KUBECONFIG_ADMIN; kubectl: $NODE_BIN/kubectl"

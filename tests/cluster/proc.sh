@@ -1,0 +1,77 @@
+# Process control shared by the cluster scripts (up.sh, down.sh, fluxcd-up.sh, fluxcd-down.sh),
+# sourced after env.sh. The sourcing script sets PROG, the name its messages start with.
+# shellcheck shell=bash
+
+t0=$(date +%s%N)
+# say MESSAGE: progress on stderr, with the time since the script started.
+say() { local ms=$((($(date +%s%N) - t0) / 1000000)); printf '%s: [%3d.%01ds] %s\n' "$PROG" $((ms / 1000)) $((ms % 1000 / 100)) "$*" >&2; }
+
+# --- starting ------------------------------------------------------------------------------------
+# start NAME COMMAND...: runs COMMAND in its own session, output in $STATE/log/NAME.log, PID in
+# $STATE/run/NAME.pid (the stop scripts stop exactly these PIDs).
+# $STATE/run/NAME.pid holds "PID START-TIME" so that a reused PID is never signalled.
+start() {
+  local name=$1; shift
+  setsid "$@" < /dev/null > "$STATE/log/$name.log" 2>&1 &
+  local pid=$! stat
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || stat="x x x x x x x x x x x x x x x x x x x x x gone"
+  stat=${stat##*) }
+  # shellcheck disable=SC2086
+  set -- $stat
+  echo "$pid ${20}" > "$STATE/run/$name.pid"
+}
+pid_of() { local pid _; read -r pid _ < "$STATE/run/$1.pid"; echo "$pid"; }
+# fail NAME WHY: names the component, shows the tail of its log, and exits (the caller's EXIT trap
+# stops what was started).
+fail() {
+  echo "$PROG: $1 FAILED TO START: $2" >&2
+  echo "---- last 40 lines of $STATE/log/$1.log ----" >&2
+  tail -n 40 "$STATE/log/$1.log" >&2 || true
+  echo "----" >&2
+  exit 1
+}
+# wait_for NAME SECONDS COMMAND...: waits until COMMAND succeeds while NAME's process lives.
+wait_for() {
+  local name=$1 limit=$2; shift 2
+  local deadline=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    kill -0 "$(pid_of "$name")" 2>/dev/null || fail "$name" "the process exited"
+    [ "$SECONDS" -lt "$deadline" ] || fail "$name" "not ready after ${limit}s (waited for: $*)"
+    sleep 0.2
+  done
+  say "$name ready"
+}
+
+# --- stopping ------------------------------------------------------------------------------------
+# recorded_pid NAME: the PID in $STATE/run/NAME.pid, only while it still is the process start()
+# started (same start time), so a reused PID is never signalled.
+recorded_pid() {
+  local f=$STATE/run/$1.pid pid start
+  [ -f "$f" ] || return 1
+  read -r pid start < "$f"
+  [ -r "/proc/$pid/stat" ] || return 1
+  local stat; stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }                      # fields after "pid (comm) "
+  # shellcheck disable=SC2086
+  set -- $stat
+  [ "$1" != Z ] || return 1              # a zombie has exited already
+  [ "${20}" = "$start" ] || return 1     # field 22 overall: start time
+  echo "$pid"
+}
+alive() { kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+# stop_pid NAME PID SECONDS: SIGTERM, then SIGKILL after SECONDS.
+stop_pid() {
+  local name=$1 pid=$2 limit=$3 i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < limit * 10; i++)); do alive "$pid" || return 0; sleep 0.1; done
+  say "$name (PID $pid) still running after ${limit}s: SIGKILL"
+  kill -KILL "$pid" 2>/dev/null
+  for ((i = 0; i < 50; i++)); do alive "$pid" || return 0; sleep 0.1; done
+}
+# stop_component NAME [SECONDS]: stops NAME's recorded process, if it still runs.
+stop_component() {
+  local pid
+  pid=$(recorded_pid "$1") || return 0
+  stop_pid "$1" "$pid" "${2:-10}"
+  say "$1 stopped"
+}
