@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,12 +40,13 @@ type gitopsRepo struct {
 	dir, url         string
 	system, target   string // namespaces: the Flux CD objects', the MiniClusters'
 	fluxcdObjectsRel string // the file render.sh -f writes
+	timeout          time.Duration
 }
 
 func newGitOpsRepo(t *testing.T, srv *gitServer, system, target string) *gitopsRepo {
 	t.Helper()
 	r := &gitopsRepo{dir: t.TempDir(), url: srv.newRepository(t, "hpc"), system: system, target: target,
-		fluxcdObjectsRel: "clusters/live/miniclusters.yaml"}
+		fluxcdObjectsRel: "clusters/live/miniclusters.yaml", timeout: fluxcdTimeout}
 	gitCmd(t, r.dir, "init", "--quiet", "--initial-branch=main")
 	gitCmd(t, r.dir, "remote", "add", "origin", r.url)
 	return r
@@ -87,7 +89,7 @@ func (r *gitopsRepo) render(t *testing.T) (string, error) {
 	cmd := exec.Command("bash", filepath.Join(suite.repo, "examples", "fluxcd", "render.sh"),
 		"-f", r.fluxcdObjectsRel, "deploy/miniclusters", "hpc/", "--",
 		"--url", r.url, "--branch", "main", "--namespace", r.system, "--target-namespace", r.target,
-		"--source-interval", fluxcdSourceInterval.String(), "--timeout", fluxcdTimeout.String())
+		"--source-interval", fluxcdSourceInterval.String(), "--timeout", r.timeout.String())
 	cmd.Dir = r.dir
 	cmd.Env = append(os.Environ(), "MINICLUSTER_FN="+suite.fn)
 	out, err := cmd.CombinedOutput()
@@ -358,11 +360,12 @@ func TestFluxCDLiveGit(t *testing.T) {
 			t.Fatal(err)
 		}
 		rev := repo.commit(t, "Remove "+hello)
+		pushed := time.Now()
 		if strings.Contains(repo.read(t, repo.fluxcdObjectsRel), helloKs) {
 			t.Errorf("render.sh -f still writes Kustomization %s", helloKs)
 		}
 		kustomizationReady(t, system, "flux-system", rev, fluxcdStepLimit)
-		took := gone(t, system, "kustomizations", helloKs, fluxcdStepLimit)
+		gone(t, system, "kustomizations", helloKs, fluxcdStepLimit)
 		for _, resource := range []string{"jobs", "pods", "configmaps", "secrets", "services"} {
 			waitFor(t, "every "+resource+" of "+hello+" pruned", time.Minute, func() (bool, string, error) {
 				var l struct {
@@ -383,11 +386,258 @@ func TestFluxCDLiveGit(t *testing.T) {
 		// The certificate is not in Git: the keygen Job made it, owned by the headless Service, and
 		// the garbage collector removed it with the Service.
 		gone(t, target, "secrets", certSecret(hello), time.Minute)
+		took := time.Since(pushed)
 		after := brokerJob(t, target, persistent)
 		if after.Metadata.UID != before.Metadata.UID {
 			t.Errorf("deleting %s replaced the broker Job of %s", hello, persistent)
 		}
 		kustomizationReady(t, system, persistentKs, rev, fluxcdStepLimit)
-		t.Logf("Kustomization %s and its objects pruned %.1fs after the push; %s untouched", helloKs, took.Seconds(), persistent)
+		t.Logf("Kustomization %s and every object of %s, the certificate included, gone %.1fs after the push; %s untouched", helloKs, hello, took.Seconds(), persistent)
 	})
+}
+
+// requestReconcile asks a Flux CD controller to reconcile the object now, as `flux reconcile`
+// does: by setting the reconcile.fluxcd.io/requestedAt annotation.
+func requestReconcile(t *testing.T, ns, resource, name string) {
+	t.Helper()
+	mustKube(t, nil, "-n", ns, "annotate", "--overwrite", resource, name,
+		"reconcile.fluxcd.io/requestedAt="+time.Now().Format(time.RFC3339Nano))
+}
+
+// sourceState is the Ready condition of a Flux CD source, and the revision of its artifact.
+func sourceState(t *testing.T, ns, name string) (condition, string) {
+	t.Helper()
+	var g struct {
+		Status struct {
+			Artifact *struct {
+				Revision string `json:"revision"`
+			} `json:"artifact"`
+			Conditions []condition `json:"conditions"`
+		} `json:"status"`
+	}
+	if err := getObject(&g, ns, "gitrepositories", name); err != nil {
+		t.Fatal(err)
+	}
+	var ready condition
+	for _, c := range g.Status.Conditions {
+		if c.Type == "Ready" {
+			ready = c
+		}
+	}
+	revision := ""
+	if g.Status.Artifact != nil {
+		revision = g.Status.Artifact.Revision
+	}
+	return ready, revision
+}
+
+// TestFluxCDLiveFaults: what goes wrong on the way from Git to a running cluster. A MiniCluster
+// that fails validation never reaches the cluster; a command that fails fails its Job, and the
+// Kustomization says so with Flux CD's own message; the Git server going away loses nothing; and
+// generated objects deleted by hand come back at the next reconcile.
+func TestFluxCDLiveFaults(t *testing.T) {
+	requireImages(t)
+	needFluxCD(t)
+	target := namespace(t, "fluxcd-faults")
+	system := namespace(t, "fluxcd-faults-system")
+	srv := startGitServer(t)
+	repo := newGitOpsRepo(t, srv, system, target)
+	// A health check that cannot pass holds its Kustomization for the whole timeout: short here,
+	// where the certificate is lost on purpose.
+	repo.timeout = 90 * time.Second
+
+	const hello, steady = "hello-faults", "steady"
+	helloFile := "hpc/" + hello + ".yaml"
+	helloKs, steadyKs := "miniclusters-"+hello, "miniclusters-"+steady
+	repo.write(t, helloFile, helloMiniCluster(hello, "echo before-the-faults"))
+	repo.write(t, "hpc/"+steady+".yaml", persistentMiniCluster(steady, 2))
+	rev := repo.commit(t, "Two MiniClusters")
+	repo.bootstrap(t)
+	kustomizationReady(t, system, helloKs, rev, fluxcdStepLimit)
+	kustomizationReady(t, system, steadyKs, rev, fluxcdStepLimit)
+	brokersReady(t, target, steady, 2, runningLimit)
+	helloJob, steadyJob := brokerJob(t, target, hello), brokerJob(t, target, steady)
+
+	t.Run("invalid MiniCluster never reaches the cluster", func(t *testing.T) {
+		before := readTree(t, filepath.Join(repo.dir, "deploy"))
+		repo.write(t, "hpc/broken.yaml", strings.Replace(helloMiniCluster("broken", "echo never"), "size: 2", "size: -3", 1))
+		out, err := repo.render(t)
+		if err == nil {
+			t.Fatalf("render.sh accepted an invalid MiniCluster:\n%s", out)
+		}
+		if !strings.Contains(out, "hpc/broken.yaml") || !strings.Contains(out, "spec.size") {
+			t.Errorf("render.sh's message does not name the file and the field:\n%s", out)
+		}
+		if after := readTree(t, filepath.Join(repo.dir, "deploy")); !maps.Equal(before, after) {
+			t.Errorf("the failed render changed deploy/")
+		}
+		// The user's commit lands anyway (CI failed after the merge): Flux CD applies the
+		// rendered directory, which did not change.
+		gitCmd(t, repo.dir, "add", "--all")
+		gitCmd(t, repo.dir, "commit", "--quiet", "-m", "An invalid MiniCluster")
+		gitCmd(t, repo.dir, "push", "--quiet", "origin", "main")
+		rev := "main@sha1:" + gitCmd(t, repo.dir, "rev-parse", "HEAD")
+		kustomizationReady(t, system, helloKs, rev, fluxcdStepLimit)
+		kustomizationReady(t, system, steadyKs, rev, fluxcdStepLimit)
+		if j := brokerJob(t, target, hello); j.Metadata.UID != helloJob.Metadata.UID {
+			t.Errorf("the commit with an invalid MiniCluster replaced Job %s", helloJob.Metadata.Name)
+		}
+		if j := brokerJob(t, target, steady); j.Metadata.UID != steadyJob.Metadata.UID {
+			t.Errorf("the commit with an invalid MiniCluster replaced Job %s", steadyJob.Metadata.Name)
+		}
+		if err := getObject(&kustomization{}, system, "kustomizations", "miniclusters-broken"); !errors.Is(err, errNotFound) {
+			t.Errorf("a Kustomization for the invalid MiniCluster exists (%v)", err)
+		}
+		if err := os.Remove(filepath.Join(repo.dir, "hpc", "broken.yaml")); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("failing command", func(t *testing.T) {
+		const failing = "failing"
+		// logging.strict (set -e in the broker script) makes the lead broker's pod fail with the
+		// command, as with the operator; without it the script goes on and the pod succeeds.
+		mc := strings.Replace(helloMiniCluster(failing, "sh -c 'exit 3'"), "    quiet: true\n", "    quiet: true\n    strict: true\n", 1)
+		repo.write(t, "hpc/"+failing+".yaml", strings.Replace(mc, "  size: 2\n", "  size: 2\n  backoffLimit: 1\n", 1))
+		rev := repo.commit(t, "A command that fails")
+		var k kustomization
+		took := waitFor(t, "Kustomization miniclusters-"+failing+" reports the failed Job", repo.timeout+fluxcdStepLimit, func() (bool, string, error) {
+			if err := getObject(&k, system, "kustomizations", "miniclusters-"+failing); err != nil {
+				return false, err.Error(), nil
+			}
+			ready := k.condition("Ready")
+			state := fmt.Sprintf("attempted %q Ready=%s %s: %s", k.Status.LastAttemptedRevision, ready.Status, ready.Reason, ready.Message)
+			return k.Status.LastAttemptedRevision == rev && ready.Status == "False" && ready.Reason == "HealthCheckFailed", state, nil
+		})
+		j := brokerJob(t, target, failing)
+		msg := k.condition("Ready").Message
+		if !strings.Contains(msg, "Job/"+target+"/"+j.Metadata.Name) || !strings.Contains(msg, "Failed") {
+			t.Errorf("the Kustomization's message does not name the failed Job %s:\n%s", j.Metadata.Name, msg)
+		}
+		t.Logf("Flux CD reported the failed Job %.1fs after the push (timeout %s): %s", took.Seconds(), repo.timeout, msg)
+		if err := os.Remove(filepath.Join(repo.dir, "hpc", failing+".yaml")); err != nil {
+			t.Fatal(err)
+		}
+		rev = repo.commit(t, "Remove the failing MiniCluster")
+		gone(t, system, "kustomizations", "miniclusters-"+failing, fluxcdStepLimit)
+		gone(t, target, "jobs", j.Metadata.Name, time.Minute)
+	})
+
+	t.Run("Git server goes away", func(t *testing.T) {
+		srv.stop(t)
+		requestReconcile(t, system, "gitrepositories", "miniclusters")
+		waitFor(t, "source miniclusters reports that Git is unreachable", fluxcdStepLimit, func() (bool, string, error) {
+			ready, _ := sourceState(t, system, "miniclusters")
+			return ready.Status == "False", ready.Reason + ": " + ready.Message, nil
+		})
+		ready, revision := sourceState(t, system, "miniclusters")
+		t.Logf("source with the server gone: Ready=%s %s: %s; artifact still %s", ready.Status, ready.Reason, ready.Message, revision)
+		// Nothing applied is lost: the Kustomizations keep their last revision, the brokers run.
+		requestReconcile(t, system, "kustomizations", steadyKs)
+		time.Sleep(fluxcdSourceInterval)
+		var k kustomization
+		if err := getObject(&k, system, "kustomizations", steadyKs); err != nil {
+			t.Fatal(err)
+		}
+		if k.condition("Ready").Status != "True" {
+			t.Errorf("Kustomization %s with the Git server gone: %+v", steadyKs, k.condition("Ready"))
+		}
+		brokersReady(t, target, steady, 2, runningLimit)
+		if j := brokerJob(t, target, steady); j.Metadata.UID != steadyJob.Metadata.UID {
+			t.Errorf("the outage replaced Job %s", steadyJob.Metadata.Name)
+		}
+		srv.start(t)
+		repo.replace(t, helloFile, "echo before-the-faults", "echo after-the-outage")
+		rev := repo.commit(t, "The first commit after the outage")
+		took := kustomizationReady(t, system, helloKs, rev, fluxcdStepLimit)
+		if log := jobRank0Log(t, target, brokerJob(t, target, hello).Metadata.Name); !strings.Contains(log, "after-the-outage") {
+			t.Errorf("the commit after the outage did not run:\n%s", log)
+		}
+		t.Logf("the first commit after the outage applied and healthy %.1fs after the push", took.Seconds())
+	})
+
+	t.Run("self-healing", func(t *testing.T) {
+		// The scripts ConfigMap and the broker Job come back at the next reconcile, and with the Job
+		// the brokers, with the certificate they had.
+		cert0 := certificate(t, target, steady)
+		for _, obj := range []struct{ resource, name string }{
+			{"configmaps", brokerJob(t, target, steady).Metadata.Name + "-entrypoint"},
+			{"jobs", brokerJob(t, target, steady).Metadata.Name},
+		} {
+			took := deleteAndWaitBack(t, system, steadyKs, target, obj.resource, obj.name)
+			what := "the running brokers kept on"
+			if obj.resource == "jobs" {
+				brokersReady(t, target, steady, 2, runningLimit)
+				what = "2 new brokers Ready"
+			}
+			var cert secret
+			if err := getObject(&cert, target, "secrets", certSecret(steady)); err != nil || cert.Metadata.UID != cert0.Metadata.UID {
+				t.Errorf("after %s/%s came back, the certificate is not the one the brokers had (%v)", obj.resource, obj.name, err)
+			}
+			t.Logf("deleted %s/%s by hand: Flux CD put it back %.1fs after the reconcile request; %s; the certificate stayed", obj.resource, obj.name, took.Seconds(), what)
+		}
+
+		// The headless Service owns the certificate, so the garbage collector deletes the
+		// certificate with it. Flux CD puts the Service back, but not the certificate: it is not in
+		// Git, and the keygen Job that made it is complete. The running brokers go on with the
+		// certificate they mounted; the Kustomization says that the certificate is missing.
+		took := deleteAndWaitBack(t, system, steadyKs, target, "services", steady)
+		gone(t, target, "secrets", certSecret(steady), time.Minute)
+		var k kustomization
+		reported := waitFor(t, "Kustomization "+steadyKs+" reports the missing certificate", repo.timeout+fluxcdStepLimit, func() (bool, string, error) {
+			if err := getObject(&k, system, "kustomizations", steadyKs); err != nil {
+				return false, "", err
+			}
+			ready := k.condition("Ready")
+			return ready.Status == "False" && strings.Contains(ready.Message, "Secret/"+target+"/"+certSecret(steady)), ready.Reason + ": " + ready.Message, nil
+		})
+		if n := len(brokersReady(t, target, steady, 2, runningLimit)); n != 2 {
+			t.Errorf("%d brokers Ready after the certificate was lost", n)
+		}
+		t.Logf("deleted services/%s by hand: Flux CD put it back %.1fs after the reconcile request; the garbage collector deleted the certificate Secret with it, which nothing re-creates; the 2 running brokers stay Ready; %.1fs later the Kustomization says: %s",
+			steady, took.Seconds(), reported.Seconds(), k.condition("Ready").Message)
+	})
+}
+
+// deleteAndWaitBack deletes a generated object by hand, asks Flux CD to reconcile its
+// Kustomization, and waits until the object is back (a new object), returning how long after the
+// request that took.
+func deleteAndWaitBack(t *testing.T, system, ks, ns, resource, name string) time.Duration {
+	t.Helper()
+	var o struct {
+		Metadata objectMeta `json:"metadata"`
+	}
+	if err := getObject(&o, ns, resource, name); err != nil {
+		t.Fatalf("%s/%s: %v", resource, name, err)
+	}
+	mustKube(t, nil, "-n", ns, "delete", resource, name, "--wait=true")
+	requestReconcile(t, system, "kustomizations", ks)
+	return waitFor(t, resource+"/"+name+" put back", fluxcdStepLimit, func() (bool, string, error) {
+		var now struct {
+			Metadata objectMeta `json:"metadata"`
+		}
+		err := getObject(&now, ns, resource, name)
+		if errors.Is(err, errNotFound) {
+			return false, "absent", nil
+		}
+		return err == nil && now.Metadata.UID != o.Metadata.UID, "the old object", err
+	})
+}
+
+// readTree is the content of every file under dir, by its path inside dir.
+func readTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		files[path] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

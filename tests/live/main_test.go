@@ -71,6 +71,12 @@ func runSuite(m *testing.M) int {
 		suite.setupErr = err
 	}
 	code := m.Run()
+	// The Flux CD controllers go first (they act on the cluster), and when the suite started them
+	// on a cluster it found running, they are all it stops.
+	if err := stopFluxCDIfStarted(); err != nil {
+		fmt.Fprintf(os.Stderr, "live: stopping the Flux CD controllers FAILED: %v\n", err)
+		code = 1
+	}
 	if started {
 		start := time.Now()
 		if err := runScript(filepath.Join(suite.clusterDir, "down.sh")); err != nil {
