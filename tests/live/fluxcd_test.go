@@ -394,6 +394,71 @@ func TestFluxCDLiveGit(t *testing.T) {
 		kustomizationReady(t, system, persistentKs, rev, fluxcdStepLimit)
 		t.Logf("Kustomization %s and every object of %s, the certificate included, gone %.1fs after the push; %s untouched", helloKs, hello, took.Seconds(), persistent)
 	})
+
+	t.Run("targetNamespace and postBuild", func(t *testing.T) {
+		// The user's own kustomization of the cluster directory adds postBuild substitution to the
+		// Kustomization render.sh wrote (a patch, as Flux CD users do). The variables it sets are
+		// used by the MiniCluster's environment, and three of them are also names the scripts use:
+		// those must stay as they are in the scripts, or the brokers break.
+		const substituted = "substituted-fluxcd"
+		ks := "miniclusters-" + substituted
+		repo.write(t, "hpc/"+substituted+".yaml", strings.Replace(helloMiniCluster(substituted, "printenv GREETING"),
+			"      command:", "      environment:\n        GREETING: ${cluster_greeting}\n      command:", 1))
+		repo.write(t, "clusters/live/kustomization.yaml", `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- miniclusters.yaml
+patches:
+- target:
+    kind: Kustomization
+    name: `+ks+`
+  patch: |
+    - op: add
+      path: /spec/postBuild
+      value:
+        substitute:
+          cluster_greeting: hello-from-postbuild
+          viewroot: /substituted-away
+          configroot: /substituted-away
+          host: substituted-away
+`)
+		rev := repo.commit(t, "A MiniCluster with postBuild substitution")
+		took := kustomizationReady(t, system, ks, rev, fluxcdStepLimit)
+		var k struct {
+			Spec struct {
+				TargetNamespace string `json:"targetNamespace"`
+				PostBuild       *struct {
+					Substitute map[string]string `json:"substitute"`
+				} `json:"postBuild"`
+			} `json:"spec"`
+		}
+		if err := getObject(&k, system, "kustomizations", ks); err != nil {
+			t.Fatal(err)
+		}
+		if k.Spec.PostBuild == nil || k.Spec.PostBuild.Substitute["viewroot"] == "" || k.Spec.TargetNamespace != target {
+			t.Fatalf("Kustomization %s: targetNamespace %q, postBuild %+v: the patch did not apply", ks, k.Spec.TargetNamespace, k.Spec.PostBuild)
+		}
+		j := brokerJob(t, target, substituted)
+		if log := jobRank0Log(t, target, j.Metadata.Name); !strings.Contains(log, "hello-from-postbuild") {
+			t.Errorf("rank 0 did not print the substituted environment variable:\n%s", log)
+		}
+		var cm struct {
+			Data map[string]string `json:"data"`
+		}
+		if err := getObject(&cm, target, "configmaps", j.Metadata.Name+"-entrypoint"); err != nil {
+			t.Fatal(err)
+		}
+		for key, script := range cm.Data {
+			if strings.Contains(script, "substituted-away") {
+				t.Errorf("postBuild substituted into %s of the scripts ConfigMap", key)
+			}
+		}
+		if !strings.Contains(cm.Data["wait-0.sh"], "${viewroot}") {
+			t.Errorf("wait-0.sh lost its ${viewroot}:\n%s", cm.Data["wait-0.sh"])
+		}
+		t.Logf("%s applied and healthy %.1fs after the push, in %s: the environment substituted (rank 0 printed hello-from-postbuild), the scripts' ${viewroot}, ${configroot} and ${host} untouched",
+			ks, took.Seconds(), target)
+	})
 }
 
 // requestReconcile asks a Flux CD controller to reconcile the object now, as `flux reconcile`
