@@ -11,7 +11,6 @@ import (
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/kustomize"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -39,17 +38,24 @@ func testOptions(kind string) Options {
 }
 
 // emit writes the objects as the command does and decodes them strictly (unknown fields are
-// errors) into the real Flux CD API types.
-func emit(t *testing.T, clusters []MiniCluster, o Options) (*kustomizev1.Kustomization, any) {
+// errors) into the real Flux CD API types: the source, then the Kustomizations.
+func emit(t *testing.T, clusters []MiniCluster, o Options) ([]*kustomizev1.Kustomization, any) {
 	t.Helper()
-	source, ks, _ := Objects(clusters, o)
+	source, kss, _, err := Objects(clusters, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := []runtime.Object{source}
+	for _, ks := range kss {
+		objs = append(objs, ks)
+	}
 	var out bytes.Buffer
-	if err := WriteYAML(&out, source, ks); err != nil {
+	if err := WriteYAML(&out, objs...); err != nil {
 		t.Fatal(err)
 	}
 	docs := strings.Split(out.String(), "\n---\n")
-	if len(docs) != 2 {
-		t.Fatalf("want 2 documents, got %d:\n%s", len(docs), out.String())
+	if len(docs) != len(objs) {
+		t.Fatalf("want %d documents, got %d:\n%s", len(objs), len(docs), out.String())
 	}
 	var decodedSource any
 	switch o.SourceKind {
@@ -70,27 +76,31 @@ func emit(t *testing.T, clusters []MiniCluster, o Options) (*kustomizev1.Kustomi
 			t.Fatalf("OCIRepository does not decode strictly into source-controller/api/v1: %v\n%s", err, docs[0])
 		}
 		if oci.APIVersion != sourcev1.GroupVersion.String() || oci.Kind != sourcev1.OCIRepositoryKind ||
-			oci.Spec.URL != o.URL || oci.Spec.Reference.Tag != o.Tag {
+			oci.Spec.URL != o.URL || oci.Spec.Reference.Tag != o.Tag || oci.Spec.Insecure != o.Insecure {
 			t.Errorf("OCIRepository: %+v", oci)
 		}
 		checkDuration(t, "OCIRepository spec.interval", oci.Spec.Interval.Duration, o.SourceInterval)
 		decodedSource = oci
 	}
-	k := &kustomizev1.Kustomization{}
-	if err := sigsyaml.UnmarshalStrict([]byte(docs[1]), k); err != nil {
-		t.Fatalf("Kustomization does not decode strictly into kustomize-controller/api/v1: %v\n%s", err, docs[1])
+	var decoded []*kustomizev1.Kustomization
+	for _, doc := range docs[1:] {
+		k := &kustomizev1.Kustomization{}
+		if err := sigsyaml.UnmarshalStrict([]byte(doc), k); err != nil {
+			t.Fatalf("Kustomization does not decode strictly into kustomize-controller/api/v1: %v\n%s", err, doc)
+		}
+		if k.APIVersion != kustomizev1.GroupVersion.String() || k.Kind != kustomizev1.KustomizationKind {
+			t.Errorf("Kustomization type: %s %s", k.APIVersion, k.Kind)
+		}
+		if !k.Spec.Prune || k.Spec.Force || k.Spec.TargetNamespace != o.TargetNamespace ||
+			k.Spec.SourceRef.Kind != o.SourceKind || k.Spec.SourceRef.Name != o.Name || !strings.HasPrefix(k.Spec.Path, o.Path) {
+			t.Errorf("Kustomization %s spec: %+v", k.Name, k.Spec)
+		}
+		checkDuration(t, "spec.interval", k.Spec.Interval.Duration, o.Interval)
+		checkDuration(t, "spec.retryInterval", k.Spec.RetryInterval.Duration, o.RetryInterval)
+		checkDuration(t, "spec.timeout", k.GetTimeout(), o.Timeout)
+		decoded = append(decoded, k)
 	}
-	if k.APIVersion != kustomizev1.GroupVersion.String() || k.Kind != kustomizev1.KustomizationKind {
-		t.Errorf("Kustomization type: %s %s", k.APIVersion, k.Kind)
-	}
-	if !k.Spec.Prune || k.Spec.Wait || k.Spec.Force || k.Spec.TargetNamespace != o.TargetNamespace ||
-		k.Spec.SourceRef.Kind != o.SourceKind || k.Spec.SourceRef.Name != o.Name || k.Spec.Path != o.Path {
-		t.Errorf("Kustomization spec: %+v", k.Spec)
-	}
-	checkDuration(t, "spec.interval", k.Spec.Interval.Duration, o.Interval)
-	checkDuration(t, "spec.retryInterval", k.Spec.RetryInterval.Duration, o.RetryInterval)
-	checkDuration(t, "spec.timeout", k.GetTimeout(), o.Timeout)
-	return k, decodedSource
+	return decoded, decodedSource
 }
 
 func checkDuration(t *testing.T, field string, got, want time.Duration) {
@@ -132,21 +142,25 @@ func build(t *testing.T, root string, k *kustomizev1.Kustomization) []*unstructu
 	return objs
 }
 
-// TestKustomizeControllerBuild renders the examples into a directory, as examples/fluxcd/render.sh
-// does (with and without a kustomization.yaml), writes the Flux CD objects for it, decodes them
-// into the real API types and builds the directory the way kustomize-controller does. Every
-// object must land in the target namespace, and every health check must name an object of the
-// build, except the certificate Secrets the keygen Jobs create in the cluster.
+// TestKustomizeControllerBuild renders the examples as examples/fluxcd/render.sh does (a directory
+// per MiniCluster, each with a kustomization.yaml), and also all into one directory (with and
+// without a kustomization.yaml), writes the Flux CD objects for them, decodes them into the real
+// API types and builds each Kustomization's path the way kustomize-controller does. Every object
+// must land in the target namespace and be applied by exactly one Kustomization. No health check
+// may name an object whose name an edit changes (the hash-named Jobs): a directory whose
+// MiniClusters all end waits for every object instead (wait: true), and the other health checks
+// name objects of the build, or the certificate Secrets the keygen Jobs create in the cluster.
 func TestKustomizeControllerBuild(t *testing.T) {
 	examples := exampleFiles(t)
 	for _, tc := range []struct {
-		name          string
-		kustomization bool
-		kind          string
+		name                       string
+		directories, kustomization bool
+		kind                       string
 	}{
-		{"git with kustomization.yaml", true, GitRepositoryKind},
-		{"git without kustomization.yaml", false, GitRepositoryKind},
-		{"oci artifact", true, OCIRepositoryKind},
+		{"git, a directory per MiniCluster", true, true, GitRepositoryKind},
+		{"git, one directory with kustomization.yaml", false, true, GitRepositoryKind},
+		{"git, one directory without kustomization.yaml", false, false, GitRepositoryKind},
+		{"oci artifact, a directory per MiniCluster", true, true, OCIRepositoryKind},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -157,10 +171,15 @@ func TestKustomizeControllerBuild(t *testing.T) {
 			for name, file := range examples {
 				data := renderFile(t, file)
 				rendered += bytes.Count(data, []byte("\n---\n")) + 1
-				writeFile(t, deploy, name+".yaml", data)
+				dir := deploy
+				if tc.directories {
+					dir = filepath.Join(deploy, name)
+					writeFile(t, dir, "kustomization.yaml", []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- "+name+".yaml\n"))
+				}
+				writeFile(t, dir, name+".yaml", data)
 				names = append(names, name+".yaml")
 			}
-			if tc.kustomization {
+			if tc.kustomization && !tc.directories {
 				slices.Sort(names)
 				writeFile(t, deploy, "kustomization.yaml", []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- "+strings.Join(names, "\n- ")+"\n"))
 			}
@@ -168,28 +187,46 @@ func TestKustomizeControllerBuild(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			k, _ := emit(t, clusters, o)
-			objs := build(t, root, k)
-			if len(objs) != rendered {
-				t.Errorf("the build has %d objects, the rendered files %d", len(objs), rendered)
-			}
-			built := map[string]bool{}
-			for _, u := range objs {
-				if u.GetNamespace() != o.TargetNamespace {
-					t.Errorf("%s/%s is in namespace %q, want the target namespace %q", u.GetKind(), u.GetName(), u.GetNamespace(), o.TargetNamespace)
+			kss, _ := emit(t, clusters, o)
+			if want := 1; tc.directories {
+				want = len(examples)
+				if len(kss) != want {
+					t.Fatalf("%d Kustomizations for %d directories", len(kss), want)
 				}
-				built[ref(u.GetAPIVersion(), u.GetKind(), u.GetName(), u.GetNamespace())] = true
+			} else if len(kss) != want {
+				t.Fatalf("%d Kustomizations for one directory", len(kss))
 			}
-			for _, hc := range k.Spec.HealthChecks {
-				if built[ref(hc.APIVersion, hc.Kind, hc.Name, hc.Namespace)] {
-					continue
+			built := map[string]string{} // object -> the Kustomization that applies it
+			for _, k := range kss {
+				for _, u := range build(t, root, k) {
+					if u.GetNamespace() != o.TargetNamespace {
+						t.Errorf("%s/%s is in namespace %q, want the target namespace %q", u.GetKind(), u.GetName(), u.GetNamespace(), o.TargetNamespace)
+					}
+					id := ref(u.GetAPIVersion(), u.GetKind(), u.GetName(), u.GetNamespace())
+					if other, ok := built[id]; ok {
+						t.Errorf("%s is applied by Kustomizations %s and %s", id, other, k.Name)
+					}
+					built[id] = k.Name
 				}
-				if hc.Kind == "Secret" && built[ref("v1", "Service", hc.Name, hc.Namespace)] {
-					continue // the certificate, named after its owner Service: created by the keygen Job, which is health-checked too
-				}
-				t.Errorf("health check %+v names no object of the build", hc)
 			}
-			checkBrokerJobs(t, clusters, k.Spec.HealthChecks)
+			if len(built) != rendered {
+				t.Errorf("the builds have %d objects, the rendered files %d", len(built), rendered)
+			}
+			for _, k := range kss {
+				for _, hc := range k.Spec.HealthChecks {
+					if hc.Kind == "Job" {
+						t.Errorf("Kustomization %s health-checks Job %s by its name, which an edit changes", k.Name, hc.Name)
+					}
+					if built[ref(hc.APIVersion, hc.Kind, hc.Name, hc.Namespace)] == k.Name {
+						continue
+					}
+					if hc.Kind == "Secret" && built[ref("v1", "Service", hc.Name, hc.Namespace)] == k.Name {
+						continue // the certificate, named after its owner Service: created by the keygen Job
+					}
+					t.Errorf("Kustomization %s: health check %+v names no object of its build", k.Name, hc)
+				}
+			}
+			checkWait(t, clusters, kss, o)
 		})
 	}
 }
@@ -198,26 +235,46 @@ func ref(apiVersion, kind, name, namespace string) string {
 	return apiVersion + " " + kind + " " + namespace + "/" + name
 }
 
-// checkBrokerJobs: the broker Job of a MiniCluster that ends is health-checked, the Job of a
-// persistent one never is, and the keygen Job always is.
-func checkBrokerJobs(t *testing.T, clusters []MiniCluster, checks []meta.NamespacedObjectKindReference) {
+// checkWait: a Kustomization waits for every object (so for the keygen and broker Jobs to
+// complete) exactly when all of its MiniClusters end; otherwise it checks each MiniCluster's
+// certificate and Service.
+func checkWait(t *testing.T, clusters []MiniCluster, kss []*kustomizev1.Kustomization, o Options) {
 	t.Helper()
-	checked := map[string]bool{}
-	for _, hc := range checks {
-		if hc.Kind == "Job" {
-			checked[hc.Name] = true
-		}
-	}
 	ending := 0
 	for _, mc := range clusters {
 		if mc.Persistent == "" {
 			ending++
 		}
-		if checked[mc.BrokerJob] != (mc.Persistent == "") {
-			t.Errorf("MiniCluster %s (persistent: %q): broker Job health-checked = %v", mc.Name, mc.Persistent, checked[mc.BrokerJob])
+		var k *kustomizev1.Kustomization
+		for _, candidate := range kss {
+			if candidate.Name == KustomizationName(o.Name, mc.Dir) {
+				k = candidate
+			}
 		}
-		if !checked[mc.KeygenJob] {
-			t.Errorf("MiniCluster %s: keygen Job %s is not health-checked", mc.Name, mc.KeygenJob)
+		if k == nil {
+			t.Fatalf("MiniCluster %s in %s: no Kustomization", mc.Name, mc.Dir)
+		}
+		allEnd := true
+		for _, other := range clusters {
+			if other.Dir == mc.Dir && other.Persistent != "" {
+				allEnd = false
+			}
+		}
+		if k.Spec.Wait != allEnd {
+			t.Errorf("MiniCluster %s (persistent: %q): Kustomization %s has wait %v", mc.Name, mc.Persistent, k.Name, k.Spec.Wait)
+		}
+		if k.Spec.Wait {
+			if len(k.Spec.HealthChecks) > 0 {
+				t.Errorf("Kustomization %s waits and also lists health checks, which kustomize-controller ignores then", k.Name)
+			}
+			continue
+		}
+		checked := map[string]bool{}
+		for _, hc := range k.Spec.HealthChecks {
+			checked[hc.Kind+"/"+hc.Name] = true
+		}
+		if !checked[mc.CurveKind+"/"+mc.Curve] || !checked["Service/"+mc.Service] {
+			t.Errorf("MiniCluster %s: Kustomization %s checks %v, without its certificate %s/%s or Service %s", mc.Name, k.Name, k.Spec.HealthChecks, mc.CurveKind, mc.Curve, mc.Service)
 		}
 	}
 	if ending == 0 || ending == len(clusters) {
@@ -247,25 +304,33 @@ func TestKustomizeControllerRunsNoGenerators(t *testing.T) {
 
 func TestObjectsBrokerHealthChecksOff(t *testing.T) {
 	clusters := []MiniCluster{
-		{Name: "a", BrokerJob: "a-1", KeygenJob: "a-keygen-1", CurveKind: "ConfigMap", Curve: "a-curve", Service: "a"},
-		{Name: "b", BrokerJob: "b-1", CurveKind: "Secret", Curve: "b-cert", Service: "b", Persistent: "no command"},
+		{Name: "a", Dir: ".", BrokerJob: "a-1", KeygenJob: "a-keygen-1", CurveKind: "ConfigMap", Curve: "a-curve", Service: "a"},
+		{Name: "b", Dir: ".", BrokerJob: "b-1", CurveKind: "Secret", Curve: "b-cert", Service: "b", Persistent: "no command"},
 	}
 	o := testOptions(GitRepositoryKind)
 	o.BrokerHealthChecks = false
-	_, ks, notes := Objects(clusters, o)
+	_, kss, notes, err := Objects(clusters, o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(notes) != 0 {
 		t.Errorf("notes %v: with broker health checks off there is nothing to explain", notes)
 	}
 	var got []string
-	for _, hc := range ks.Spec.HealthChecks {
+	for _, hc := range kss[0].Spec.HealthChecks {
 		got = append(got, hc.Kind+"/"+hc.Name)
 	}
-	want := []string{"Job/a-keygen-1", "ConfigMap/a-curve", "Service/a", "Secret/b-cert", "Service/b"}
-	if !slices.Equal(got, want) {
-		t.Errorf("health checks %v, want %v", got, want)
+	want := []string{"ConfigMap/a-curve", "Service/a", "Secret/b-cert", "Service/b"}
+	if !slices.Equal(got, want) || kss[0].Spec.Wait {
+		t.Errorf("health checks %v (wait %v), want %v and no wait", got, kss[0].Spec.Wait, want)
 	}
 	o.BrokerHealthChecks = true
-	if _, _, notes := Objects(clusters, o); len(notes) != 1 || !strings.Contains(notes[0], "b-1") || !strings.Contains(notes[0], "no command") {
-		t.Errorf("notes %v: want one naming broker Job b-1 and why", notes)
+	_, _, notes, err = Objects(clusters, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 2 || !strings.Contains(notes[0], "a-1") || !strings.Contains(notes[0], "also holds b") ||
+		!strings.Contains(notes[1], "b-1") || !strings.Contains(notes[1], "no command") {
+		t.Errorf("notes %v: want one for each broker Job not checked, saying why", notes)
 	}
 }

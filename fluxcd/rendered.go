@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/fn/runtime/runtimeutil"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -39,6 +38,9 @@ type MiniCluster struct {
 	ServicesPod string
 	// Persistent tells why the broker Job never completes on its own; empty when it does.
 	Persistent string
+	// Dir is the directory of the broker Job's file, relative to the rendered directory ("." for
+	// the directory itself): one Flux CD Kustomization applies each such directory.
+	Dir string
 }
 
 // generatedObject is one object of minicluster-fn output found in the directory.
@@ -80,14 +82,33 @@ func ReadRendered(dir string) ([]MiniCluster, error) {
 	}
 	var clusters []MiniCluster
 	for _, name := range slices.Sorted(maps.Keys(s.byInstance)) {
-		mc, problems := newMiniCluster(name, s.byInstance[name])
+		mc, problems := newMiniCluster(dir, name, s.byInstance[name])
 		s.problems = append(s.problems, problems...)
 		clusters = append(clusters, mc)
 	}
+	s.problems = append(s.problems, nestedDirs(dir, clusters)...)
 	if len(s.problems) > 0 {
 		return nil, errors.Join(s.problems...)
 	}
 	return clusters, nil
+}
+
+// nestedDirs reports a directory of MiniClusters below another one: the Kustomization of the
+// outer directory would apply the inner one too (kustomize-controller includes subdirectories
+// when it generates a kustomization.yaml), and two Kustomizations would own the same objects.
+func nestedDirs(root string, clusters []MiniCluster) []error {
+	var problems []error
+	for _, outer := range clusters {
+		for _, inner := range clusters {
+			if inner.Dir == outer.Dir || !(outer.Dir == "." || strings.HasPrefix(inner.Dir, outer.Dir+"/")) {
+				continue
+			}
+			problems = append(problems, fmt.Errorf("%s: MiniCluster %s is rendered below the directory of MiniCluster %s (%s): each Flux CD Kustomization applies one directory with its subdirectories, so put the rendered MiniClusters in sibling directories (render.sh writes one directory per MiniCluster file)",
+				filepath.Join(root, inner.Dir), inner.Name, outer.Name, filepath.Join(root, outer.Dir)))
+			return problems
+		}
+	}
+	return problems
 }
 
 // scan collects what ReadRendered needs while it walks the directory.
@@ -223,104 +244,84 @@ func (s *scan) checkSources() {
 	}
 }
 
-// newMiniCluster finds the roles of one MiniCluster's objects. The broker Job is the Indexed
-// Job; the Service, the entrypoint ConfigMap and the certificate are what its pods refer to; the
-// keygen Job is the other Job.
-func newMiniCluster(name string, objs []generatedObject) (MiniCluster, []error) {
+// newMiniCluster finds the roles of one MiniCluster's objects by what the objects say of
+// themselves: the broker and keygen Jobs by their app.kubernetes.io/component label, whether the
+// broker Job completes by its minicluster-fn.dev/lifetime label; the Service and the certificate
+// are what the broker pods refer to.
+func newMiniCluster(root, name string, objs []generatedObject) (MiniCluster, []error) {
 	mc := MiniCluster{Name: name}
 	var problems []error
 	var broker *batchv1.Job
 	var brokerFile string
-	var jobs []string
-	configMaps := map[string]*corev1.ConfigMap{}
+	var keygenJobs []string
 	for _, o := range objs {
 		switch o.node.GetKind() {
 		case "Job":
-			job := &batchv1.Job{}
-			if err := decode(o.node, job); err != nil {
-				problems = append(problems, fmt.Errorf("%s: Job %s: %w", o.file, o.node.GetName(), err))
-				continue
+			switch o.node.GetLabels()[generators.LabelComponent] {
+			case generators.ComponentKeygen:
+				keygenJobs = append(keygenJobs, o.node.GetName())
+			case generators.ComponentBroker:
+				job := &batchv1.Job{}
+				if err := decode(o.node, job); err != nil {
+					problems = append(problems, fmt.Errorf("%s: Job %s: %w", o.file, o.node.GetName(), err))
+					continue
+				}
+				if broker != nil {
+					problems = append(problems, fmt.Errorf("%s: MiniCluster %s has two broker Jobs, %s and %s (in %s): remove the output of the earlier render",
+						o.file, name, job.Name, broker.Name, brokerFile))
+					continue
+				}
+				broker, brokerFile = job, o.file
 			}
-			if job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion {
-				jobs = append(jobs, job.Name)
-				continue
-			}
-			if broker != nil {
-				problems = append(problems, fmt.Errorf("%s: MiniCluster %s has two broker Jobs, %s and %s (in %s): remove the output of the earlier render",
-					o.file, name, job.Name, broker.Name, brokerFile))
-				continue
-			}
-			broker, brokerFile = job, o.file
-		case "ConfigMap":
-			cm := &corev1.ConfigMap{}
-			if err := decode(o.node, cm); err != nil {
-				problems = append(problems, fmt.Errorf("%s: ConfigMap %s: %w", o.file, o.node.GetName(), err))
-				continue
-			}
-			configMaps[cm.Name] = cm
 		case "Pod":
 			mc.ServicesPod = o.node.GetName()
 		}
 	}
 	if broker == nil {
-		return mc, append(problems, fmt.Errorf("%s: MiniCluster %s has objects here (%s) but no broker Job (an Indexed Job): the directory holds part of its manifests; render it again",
-			objs[0].file, name, describe(objs)))
+		return mc, append(problems, fmt.Errorf("%s: MiniCluster %s has objects here (%s) but no broker Job (a Job labelled %s: %s): the directory holds part of its manifests; render it again",
+			objs[0].file, name, describe(objs), generators.LabelComponent, generators.ComponentBroker))
 	}
-	if len(jobs) > 1 {
+	// One Kustomization applies the directory of the broker Job: the MiniCluster's other objects
+	// must be there too.
+	if dir, err := filepath.Rel(root, filepath.Dir(brokerFile)); err == nil {
+		mc.Dir = filepath.ToSlash(dir)
+	}
+	for _, o := range objs {
+		if filepath.Dir(o.file) != filepath.Dir(brokerFile) {
+			problems = append(problems, fmt.Errorf("%s: %s/%s of MiniCluster %s is not in the directory of its broker Job (%s), so no single Flux CD Kustomization would apply the whole MiniCluster: render each MiniCluster into one file",
+				o.file, o.node.GetKind(), o.node.GetName(), name, brokerFile))
+			break
+		}
+	}
+	if len(keygenJobs) > 1 {
 		problems = append(problems, fmt.Errorf("%s: MiniCluster %s has several keygen Jobs (%s): remove the output of the earlier render",
-			brokerFile, name, strings.Join(jobs, ", ")))
+			brokerFile, name, strings.Join(keygenJobs, ", ")))
 	}
-	if len(jobs) > 0 {
-		mc.KeygenJob = jobs[0]
+	if len(keygenJobs) > 0 {
+		mc.KeygenJob = keygenJobs[0]
+	}
+	switch broker.Labels[generators.LabelLifetime] {
+	case generators.LifetimeCompletes:
+	case generators.LifetimeUntilDeleted:
+		mc.Persistent = broker.Annotations[generators.AnnotationLifetimeReason]
+		if mc.Persistent == "" {
+			mc.Persistent = "labelled " + generators.LabelLifetime + ": " + generators.LifetimeUntilDeleted
+		}
+	default:
+		problems = append(problems, fmt.Errorf("%s: broker Job %s has no valid %s label (%q), which minicluster-fn writes: render MiniCluster %s again with this version",
+			brokerFile, broker.Name, generators.LabelLifetime, broker.Labels[generators.LabelLifetime], name))
 	}
 	pod := broker.Spec.Template.Spec
 	mc.BrokerJob, mc.Service = broker.Name, pod.Subdomain
-	var entrypoint *corev1.ConfigMap
 	for _, v := range pod.Volumes {
 		switch {
-		case v.Name == v1alpha2.VolumeEntrypoint && v.ConfigMap != nil:
-			entrypoint = configMaps[v.ConfigMap.Name]
 		case v.Name == v1alpha2.VolumeCurve && v.ConfigMap != nil:
 			mc.CurveKind, mc.Curve = "ConfigMap", v.ConfigMap.Name
 		case v.Name == v1alpha2.VolumeCurve && v.Secret != nil:
 			mc.CurveKind, mc.Curve = "Secret", v.Secret.SecretName
 		}
 	}
-	if entrypoint == nil {
-		return mc, append(problems, fmt.Errorf("%s: the entrypoint ConfigMap of broker Job %s is not in the directory: render MiniCluster %s again",
-			brokerFile, broker.Name, name))
-	}
-	mc.Persistent = persistentReason(pod, entrypoint)
 	return mc, problems
-}
-
-// persistentReason tells why the pods of a broker Job never complete on their own, or returns ""
-// when they do. It reads the rendered pod and scripts, not the MiniCluster:
-//   - a container that does not run its broker script (containers[i] runs wait-<i>.sh) is a
-//     sidecar (start-<i>.sh, or its image's entrypoint) that may run forever;
-//   - the lead broker of a MiniCluster without a command runs "flux broker" with no initial
-//     program, which runs until it is stopped;
-//   - spec.interactive adds -Sbroker.rc2_none: the broker runs no initial program (the command is
-//     ignored) and waits to be stopped.
-//
-// Otherwise the lead broker runs "flux start ... <command>", which exits when the command ends,
-// and the workers exit when the lead broker shuts the instance down.
-func persistentReason(pod corev1.PodSpec, entrypoint *corev1.ConfigMap) string {
-	for i, c := range pod.Containers {
-		key := generators.WaitScriptKey(i)
-		if !slices.Equal(c.Command, []string{"/bin/bash", generators.EntrypointMountPath + "/" + key}) {
-			return fmt.Sprintf("container %s is a sidecar, which may run forever", c.Name)
-		}
-		for line := range strings.Lines(entrypoint.Data[key]) {
-			switch line = strings.TrimSpace(line); {
-			case line == "-Sbroker.rc2_none":
-				return "spec.interactive: the lead broker runs until the cluster is deleted"
-			case strings.HasPrefix(line, "flux broker "):
-				return "no command: the lead broker runs until the cluster is deleted"
-			}
-		}
-	}
-	return ""
 }
 
 func decode(n *yaml.RNode, obj any) error {

@@ -37,7 +37,7 @@ func renderFile(t *testing.T, file string) []byte {
 // writeFile writes data to dir/name, creating dir.
 func writeFile(t *testing.T, dir, name string, data []byte) {
 	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -206,6 +206,13 @@ func TestReadRenderedBadInput(t *testing.T) {
 		{"rendered twice", map[string][]byte{"a.yaml": hello, "b.yaml": hello}, []string{"b.yaml: 7 objects of MiniCluster flux-sample (ServiceAccount/flux-sample-keygen, ...) are also in", "a.yaml"}},
 		{"does not parse", map[string][]byte{"a.yaml": hello, "broken.yaml": []byte("kind: [\n")}, []string{"broken.yaml: YAML does not parse"}},
 		{"no broker Job", map[string][]byte{"a.yaml": bytes.Split(hello, []byte("\n---\n"))[0]}, []string{"no broker Job"}},
+		// Output of a minicluster-fn that did not yet say whether the broker Job completes.
+		{"broker Job without its lifetime", map[string][]byte{"a.yaml": bytes.Replace(hello, []byte("minicluster-fn.dev/lifetime: completes"), []byte("x: y"), 1)},
+			[]string{"has no valid minicluster-fn.dev/lifetime label", "render MiniCluster flux-sample again"}},
+		{"split across directories", map[string][]byte{
+			"a.yaml":     hello[bytes.Index(hello, []byte("\n---\n"))+5:],
+			"sub/b.yaml": hello[:bytes.Index(hello, []byte("\n---\n"))],
+		}, []string{"sub/b.yaml: ", "is not in the directory of its broker Job"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -53,7 +53,7 @@ func find[T Object](objs []Object, pred func(T) bool) []T {
 
 func brokerJobOf(t *testing.T, objs []Object) *batchv1.Job {
 	t.Helper()
-	jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[LabelComponent] == componentBroker })
+	jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[LabelComponent] == ComponentBroker })
 	if len(jobs) != 1 {
 		t.Fatalf("want one broker Job, got %d", len(jobs))
 	}
@@ -137,7 +137,7 @@ func TestEveryObjectHasRecommendedLabelsAndWave(t *testing.T) {
 			t.Errorf("%T %s has namespace %q; output must be namespace-agnostic", o, o.GetName(), o.GetNamespace())
 		}
 	}
-	if waves[componentKeygen] != "-1" || waves[componentEntrypoint] != "0" || waves[componentBroker] != "1" {
+	if waves[ComponentKeygen] != "-1" || waves[componentEntrypoint] != "0" || waves[ComponentBroker] != "1" {
 		t.Errorf("sync waves must put keygen first and brokers last: %v", waves)
 	}
 }
@@ -322,7 +322,7 @@ func TestKeygenLeastPrivilege(t *testing.T) {
 			if toJSON(t, roles[0].Rules) != toJSON(t, tc.rules) {
 				t.Errorf("keygen Role rules:\n got %s\nwant %s", toJSON(t, roles[0].Rules), toJSON(t, tc.rules))
 			}
-			jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[LabelComponent] == componentKeygen })
+			jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[LabelComponent] == ComponentKeygen })
 			if len(jobs) != 1 {
 				t.Fatalf("want one keygen Job, got %d", len(jobs))
 			}

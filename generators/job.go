@@ -19,7 +19,7 @@ func brokerJob(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) *batchv
 	s := &mc.Spec
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: objectMeta(mc, n.Job, componentBroker, waveBrokers),
+		ObjectMeta: objectMeta(mc, n.Job, ComponentBroker, waveBrokers),
 		Spec: batchv1.JobSpec{
 			CompletionMode:        ptr.To(batchv1.IndexedCompletion),
 			Completions:           ptr.To(s.Size),
@@ -35,6 +35,11 @@ func brokerJob(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) *batchv
 			job.Labels[k] = v
 		}
 	}
+	job.Labels[LabelLifetime] = LifetimeCompletes
+	if reason := neverCompletes(mc); reason != "" {
+		job.Labels[LabelLifetime] = LifetimeUntilDeleted
+		job.Annotations[AnnotationLifetimeReason] = reason
+	}
 	if opts.JobNaming == v1alpha2.JobNamingStable {
 		// A stable name cannot take a changed pod template; let the GitOps engine replace the Job.
 		job.Annotations[fluxcdForce] = fluxcdForceEnabled
@@ -47,7 +52,7 @@ func brokerJob(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) *batchv
 func brokerPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) corev1.PodTemplateSpec {
 	s := &mc.Spec
 	// Our labels win over spec.pod.labels: the Service and affinity select on them.
-	podLabels := copyInto(copyInto(copyInto(nil, s.Pod.Labels), labels(mc, componentBroker)), podSelector(mc))
+	podLabels := copyInto(copyInto(copyInto(nil, s.Pod.Labels), labels(mc, ComponentBroker)), podSelector(mc))
 	spec := basePodSpec(mc)
 	spec.Subdomain = n.Service
 	spec.SetHostnameAsFQDN = ptr.To(false)
@@ -264,7 +269,7 @@ func pullSecrets(cs []v1alpha2.MiniClusterContainer) []corev1.LocalObjectReferen
 func affinity(mc *v1alpha2.MiniCluster) *corev1.Affinity {
 	var a corev1.Affinity
 	if !mc.Spec.Network.DisableAffinity {
-		sel := &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: mc.Name, LabelComponent: componentBroker}}
+		sel := &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: mc.Name, LabelComponent: ComponentBroker}}
 		a.PodAffinity = &corev1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
 			Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{LabelSelector: sel, TopologyKey: corev1.LabelTopologyZone},
 		}}}

@@ -53,24 +53,24 @@ func keygenRules(opts v1alpha2.Options, n names) []rbacv1.PolicyRule {
 func keygenObjects(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding, *batchv1.Job) {
 	sa := &corev1.ServiceAccount{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-		ObjectMeta: objectMeta(mc, n.KeygenAccount, componentKeygen, waveKeygen),
+		ObjectMeta: objectMeta(mc, n.KeygenAccount, ComponentKeygen, waveKeygen),
 		// Only the keygen pod mounts a token, and asks for it itself.
 		AutomountServiceAccountToken: ptr.To(false),
 	}
 	role := &rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
-		ObjectMeta: objectMeta(mc, n.KeygenAccount, componentKeygen, waveKeygen),
+		ObjectMeta: objectMeta(mc, n.KeygenAccount, ComponentKeygen, waveKeygen),
 		Rules:      keygenRules(opts, n),
 	}
 	binding := &rbacv1.RoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-		ObjectMeta: objectMeta(mc, n.KeygenAccount, componentKeygen, waveKeygen),
+		ObjectMeta: objectMeta(mc, n.KeygenAccount, ComponentKeygen, waveKeygen),
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: n.KeygenAccount},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: n.KeygenAccount}},
 	}
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: objectMeta(mc, n.Keygen, componentKeygen, waveKeygen),
+		ObjectMeta: objectMeta(mc, n.Keygen, ComponentKeygen, waveKeygen),
 		Spec: batchv1.JobSpec{
 			BackoffLimit:          ptr.To(int32(6)),
 			ActiveDeadlineSeconds: ptr.To(int64(600)),
@@ -88,7 +88,7 @@ func keygenPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names)
 		image = version.Image()
 	}
 	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: labels(mc, componentKeygen)},
+		ObjectMeta: metav1.ObjectMeta{Labels: labels(mc, ComponentKeygen)},
 		Spec: corev1.PodSpec{
 			ServiceAccountName:           n.KeygenAccount,
 			AutomountServiceAccountToken: ptr.To(true),

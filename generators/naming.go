@@ -20,13 +20,25 @@ const (
 	// appName is the value of app.kubernetes.io/name on everything we generate.
 	appName = "minicluster"
 
-	componentBroker     = "broker"
+	// Values of LabelComponent. Consumers (the fluxcd command, GitOps health rules) find an
+	// object's role by them: ComponentBroker is the Indexed Job of brokers, ComponentKeygen the Job
+	// that creates the certificate.
+	ComponentBroker     = "broker"
 	componentEntrypoint = "entrypoint"
 	componentHeadless   = "headless-service"
-	componentKeygen     = "keygen"
+	ComponentKeygen     = "keygen"
 	componentCurve      = "curve"
 	componentServices   = "services"
 	componentPort       = "port-service"
+
+	// LabelLifetime on the broker Job says whether its pods end on their own: LifetimeCompletes
+	// (the lead broker runs the command, and the Job completes when it ends) or
+	// LifetimeUntilDeleted (the Job never completes; AnnotationLifetimeReason says why). A label,
+	// so that `kubectl get jobs -l` selects by it; GitOps health checks are chosen by it.
+	LabelLifetime            = "minicluster-fn.dev/lifetime"
+	LifetimeCompletes        = "completes"
+	LifetimeUntilDeleted     = "until-deleted"
+	AnnotationLifetimeReason = "minicluster-fn.dev/lifetime-reason"
 
 	// subdomainMemberLabel marks pods that register in the headless Service's DNS (broker pods and
 	// the services pod), so the keygen pod is not selected.

@@ -48,7 +48,7 @@ func portServices(mc *v1alpha2.MiniCluster) []*corev1.Service {
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 			ObjectMeta: objectMeta(mc, v1alpha2.PortServiceName(mc.Name, c.Name), componentPort, waveConfig),
 			Spec: corev1.ServiceSpec{
-				Selector: map[string]string{LabelInstance: mc.Name, LabelComponent: componentBroker},
+				Selector: map[string]string{LabelInstance: mc.Name, LabelComponent: ComponentBroker},
 			},
 		}
 		for _, p := range c.Ports {

@@ -78,6 +78,21 @@ func Notes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) []Warning {
 		"to change the size in place later, set spec.maxSize to the largest size it may grow to", s.Size, reason, effect)}}
 }
 
+// neverCompletes says why the broker Job of mc never completes on its own, or is "" when it
+// completes once the command ends: the brokers run until deleted, or a container that runs no
+// broker (a sidecar) keeps its pod running after the brokers exit.
+func neverCompletes(mc *v1alpha2.MiniCluster) string {
+	if reason := runsUntilDeleted(mc); reason != "" {
+		return reason
+	}
+	for _, c := range mc.Spec.Containers {
+		if !c.RunFlux {
+			return "container " + c.Name + " runs no broker (a sidecar), and the Job completes only when it exits"
+		}
+	}
+	return ""
+}
+
 // runsUntilDeleted says why the brokers of mc run until the cluster is deleted, or is "" when
 // the lead broker runs a command and the brokers exit when it ends.
 func runsUntilDeleted(mc *v1alpha2.MiniCluster) string {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/minicluster-fn/minicluster-fn/fluxcd"
@@ -25,17 +26,22 @@ func newFluxcdCmd() *cobra.Command {
 	var brokerHealth string
 	cmd := &cobra.Command{
 		Use:   "fluxcd DIR --url URL --target-namespace NAMESPACE",
-		Short: "Print the Flux CD source and Kustomization that apply a directory of rendered MiniClusters",
+		Short: "Print the Flux CD source and Kustomizations that apply a directory of rendered MiniClusters",
 		Long: `fluxcd reads DIR, a directory of rendered MiniClusters (minicluster-fn render output, see
 examples/fluxcd/render.sh), and prints the Flux CD objects that apply it: a GitRepository or an
-OCIRepository, and a kustomize.toolkit.fluxcd.io/v1 Kustomization. Flux CD's kustomize-controller
-runs no KRM functions, so the MiniClusters must reach it rendered.
+OCIRepository, and a kustomize.toolkit.fluxcd.io/v1 Kustomization for each directory that holds
+rendered MiniClusters (render.sh writes one per MiniCluster file; a flat DIR gets one). Flux CD's
+kustomize-controller runs no KRM functions, so the MiniClusters must reach it rendered.
 
-The Kustomization prunes, and health-checks what the brokers need to start: the keygen Job
-(Complete), the certificate ConfigMap or Secret, the headless Service and the services Pod.
-kustomize-controller calls a Job healthy only once it has completed, so the broker Job is
-checked only for MiniClusters that run a command and end; the Job of an interactive or
-persistent MiniCluster never completes and is not checked (a note on stderr says so).`,
+Each Kustomization prunes. Its health checks never name an object whose name an edit changes
+(the hash-named Jobs), so a Kustomization applied from another revision than its directory never
+waits for an object that revision lacks:
+  - a directory whose MiniClusters all run a command and end gets wait: true, and
+    kustomize-controller checks every object of the revision it applied: the keygen Job and the
+    broker Job until they complete;
+  - a directory with an interactive or persistent MiniCluster, whose broker Job never completes
+    (kustomize-controller calls a Job healthy only once it has completed), checks the certificate,
+    the headless Service and the services Pod; a note on stderr names each broker Job not checked.`,
 		Example: `  # Git: the rendered directory is committed at ./deploy of the repository
   minicluster-fn fluxcd deploy --url https://github.com/org/hpc --branch main \
       --target-namespace hpc > clusters/prod/miniclusters.yaml
@@ -58,7 +64,7 @@ persistent MiniCluster never completes and is not checked (a note on stderr says
 	f.StringVar(&o.Branch, "branch", "", `Git branch to follow (GitRepository; default "main" unless --tag is given)`)
 	f.StringVar(&o.Tag, "tag", "", `Git tag, or OCI artifact tag (OCIRepository; default "latest")`)
 	f.StringVar(&o.Path, "path", "", "path of DIR inside the source (default: DIR as given for GitRepository, ./ for OCIRepository)")
-	f.StringVar(&o.Name, "name", "miniclusters", "name of the source and the Kustomization")
+	f.StringVar(&o.Name, "name", "miniclusters", "name of the source, and of the Kustomizations: NAME-SUBDIR for a subdirectory SUBDIR of DIR, NAME for DIR itself")
 	f.StringVar(&o.Namespace, "namespace", "flux-system", "namespace of the source and the Kustomization")
 	f.StringVar(&o.TargetNamespace, "target-namespace", "", "namespace the MiniClusters run in (required; it must exist)")
 	f.StringVar(&o.SecretRef, "secret-ref", "", "Secret with the credentials of the source, in --namespace")
@@ -67,6 +73,7 @@ persistent MiniCluster never completes and is not checked (a note on stderr says
 	f.DurationVar(&o.RetryInterval, "retry-interval", 2*time.Minute, "how soon a failed reconciliation is retried")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "limit for build, apply and health checks; set it above the run time of the MiniClusters whose broker Job is checked")
 	f.StringVar(&brokerHealth, "broker-health-check", brokerHealthAuto, "auto: health-check the broker Jobs of MiniClusters that run a command and end; none: never")
+	f.BoolVar(&o.Insecure, "insecure", false, "OCIRepository: the registry speaks plain HTTP (a registry on loopback, say)")
 	return cmd
 }
 
@@ -78,6 +85,9 @@ func completeFluxcdOptions(cmd *cobra.Command, dir, brokerHealth string, o *flux
 	git := o.SourceKind == fluxcd.GitRepositoryKind
 	switch o.SourceKind {
 	case fluxcd.GitRepositoryKind:
+		if o.Insecure {
+			bad("--insecure: only an OCIRepository has it; a GitRepository speaks plain HTTP with an http:// URL")
+		}
 		if o.URL != "" && !hasAnyPrefix(o.URL, "https://", "http://", "ssh://") {
 			bad("--url %q: a GitRepository URL starts with https://, http:// or ssh://", o.URL)
 		}
@@ -183,11 +193,19 @@ func runFluxcd(dir string, o fluxcd.Options, out, errOut io.Writer) error {
 		printErrors(errOut, err)
 		return err
 	}
-	source, ks, notes := fluxcd.Objects(clusters, o)
+	source, kss, notes, err := fluxcd.Objects(clusters, o)
+	if err != nil {
+		printErrors(errOut, err)
+		return err
+	}
 	for _, n := range notes {
 		fmt.Fprintln(errOut, "info: "+n)
 	}
-	return fluxcd.WriteYAML(out, source, ks)
+	objs := []runtime.Object{source}
+	for _, ks := range kss {
+		objs = append(objs, ks)
+	}
+	return fluxcd.WriteYAML(out, objs...)
 }
 
 // printErrors prints each error of a joined error on its own line.

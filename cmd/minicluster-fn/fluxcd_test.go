@@ -1,17 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// renderInto renders MiniCluster files into dir/<name>.yaml with the render command.
+// renderInto renders MiniCluster files into dir/<name>.yaml with the render command (a name may
+// hold a subdirectory).
 func renderInto(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -22,9 +24,7 @@ func renderInto(t *testing.T, dir string, files map[string]string) {
 		if err != nil {
 			t.Fatalf("render %s: %v\n%s", file, err, errOut)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeTestFile(t, filepath.Join(dir, name+".yaml"), out)
 	}
 }
 
@@ -46,7 +46,16 @@ func TestFluxcdGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
+	// deploy: all in one directory; split: a directory per MiniCluster, as render.sh writes them;
+	// nested: a MiniCluster below the directory of another one.
 	renderInto(t, filepath.Join(work, "deploy"), examples)
+	split, nested := map[string]string{}, map[string]string{}
+	for name, file := range examples {
+		split[name+"/"+name] = file
+	}
+	nested["hello-world"], nested["more/batch"] = examples["hello-world"], examples["batch"]
+	renderInto(t, filepath.Join(work, "split"), split)
+	renderInto(t, filepath.Join(work, "nested"), nested)
 	if err := os.MkdirAll(filepath.Join(work, "empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +91,10 @@ func TestFluxcdGolden(t *testing.T) {
 			"--secret-ref", "git-ssh", "--interval", "1h", "--source-interval", "1m", "--retry-interval", "30s", "--timeout", "45m"}},
 		{name: "oci", args: []string{"deploy", "--source-kind", "OCIRepository", "--url", "oci://ghcr.io/org/hpc-manifests", "--target-namespace", "hpc"}},
 		{name: "broker-health-check-none", args: append([]string{"deploy", "--broker-health-check", "none"}, git...)},
+		{name: "directories", args: append([]string{"split"}, git...)},
+		{name: "oci-insecure", args: []string{"split", "--source-kind", "OCIRepository", "--url", "oci://127.0.0.1:5000/hpc", "--insecure", "--target-namespace", "hpc"}},
+		{name: "error-nested-directories", args: append([]string{"nested"}, git...), fails: true},
+		{name: "error-long-name", args: append([]string{"split", "--name", strings.Repeat("n", 250)}, git...), fails: true},
 		{name: "error-no-rendered-output", args: append([]string{"empty"}, git...), fails: true},
 		{name: "error-generator-setup", args: append([]string{"generator-setup"}, git...), fails: true},
 		{name: "error-missing-directory", args: append([]string{"missing"}, git...), fails: true},
@@ -90,7 +103,7 @@ func TestFluxcdGolden(t *testing.T) {
 			"--target-namespace", "HPC_Team", "--name", "Bad.Name-", "--interval", "0s", "--timeout", "500ms",
 			"--broker-health-check", "always"}, fails: true, flagError: true},
 		{name: "error-git-flags", args: []string{"deploy", "--url", "oci://ghcr.io/org/x", "--branch", "main", "--tag", "v1",
-			"--target-namespace", "hpc"}, fails: true, flagError: true},
+			"--target-namespace", "hpc", "--insecure"}, fails: true, flagError: true},
 		{name: "error-oci-flags", args: []string{"deploy", "--source-kind", "OCIRepository", "--url", "https://github.com/org/hpc",
 			"--branch", "main", "--target-namespace", "hpc"}, fails: true, flagError: true},
 		{name: "error-path-outside", args: append([]string{filepath.Join(work, "deploy")}, git...), fails: true, flagError: true},
@@ -134,28 +147,78 @@ var exampleArgs = struct{ sources, fluxcd []string }{
 	fluxcd:  []string{"--url", "https://github.com/minicluster-fn/minicluster-fn", "--branch", "main", "--target-namespace", "miniclusters"},
 }
 
-// TestFluxcdExample keeps examples/fluxcd current: its rendered directory must be what render
-// prints now, and its Flux CD objects what fluxcd prints for it (-update rewrites them).
+// TestFluxcdExample keeps examples/fluxcd current: render.sh, run from the repository root as the
+// README says, must write exactly the committed deploy directory and Flux CD objects (-update
+// rewrites them from its output).
 func TestFluxcdExample(t *testing.T) {
-	t.Chdir(filepath.Join("..", ".."))
-	deploy := filepath.Join("examples", "fluxcd", "deploy")
-	for _, file := range exampleArgs.sources {
-		out, errOut, err := runCmd(t, "", "validate", file)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, errOut)
-		}
-		name := strings.TrimSpace(out[strings.LastIndex(out, "MiniCluster/")+len("MiniCluster/"):])
-		rendered, errOut, err := runCmd(t, "", "render", file)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, errOut)
-		}
-		golden(t, filepath.Join(deploy, name+".yaml"), rendered)
-	}
-	out, errOut, err := runCmd(t, "", append([]string{"fluxcd", deploy}, exampleArgs.fluxcd...)...)
+	fnBin := fnBinaryForScripts(t)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
-		t.Fatalf("%v\n%s", err, errOut)
+		t.Fatal(err)
 	}
-	golden(t, filepath.Join("examples", "fluxcd", "flux-system", "miniclusters.yaml"), out)
+	work := t.TempDir()
+	out, fluxFile := filepath.Join(work, "deploy"), filepath.Join(work, "miniclusters.yaml")
+	args := append([]string{"-f", fluxFile, out}, exampleArgs.sources...)
+	args = append(append(append(args, "--"), exampleArgs.fluxcd...), "--path", "./examples/fluxcd/deploy")
+	if combined, err := runRenderScript(t, fnBin, args...); err != nil {
+		t.Fatalf("render.sh: %v\n%s", err, combined)
+	}
+	committed := filepath.Join(root, "examples", "fluxcd", "deploy")
+	got, want := readTree(t, out), readTree(t, committed)
+	if *update {
+		if err := os.RemoveAll(committed); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range got {
+			file := filepath.Join(committed, name)
+			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	} else {
+		for _, name := range slices.Sorted(maps.Keys(got)) {
+			if _, ok := want[name]; !ok {
+				t.Errorf("render.sh wrote %s, which examples/fluxcd/deploy lacks (run go test ./cmd/minicluster-fn -update)", name)
+			} else if got[name] != want[name] {
+				t.Errorf("render.sh output %s differs from examples/fluxcd/deploy (run go test ./cmd/minicluster-fn -update after checking the change):\n--- got\n%s\n--- want\n%s", name, got[name], want[name])
+			}
+		}
+		for name := range want {
+			if _, ok := got[name]; !ok {
+				t.Errorf("examples/fluxcd/deploy has %s, which render.sh no longer writes", name)
+			}
+		}
+	}
+	flux, err := os.ReadFile(fluxFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join(root, "examples", "fluxcd", "flux-system", "miniclusters.yaml"), string(flux))
+}
+
+// readTree is the content of every file under dir, by its slash-separated path inside dir.
+func readTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		files[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 // fnBinaryForScripts is the minicluster-fn binary for shell scripts: MINICLUSTER_FN (make unit
@@ -176,62 +239,55 @@ func fnBinaryForScripts(t *testing.T) string {
 	return bin
 }
 
-// TestFluxcdRenderScript runs examples/fluxcd/render.sh as CI would: it must reproduce the
-// committed example exactly, and a second run without one of the MiniClusters must leave no
-// file of it behind (Flux CD then prunes its objects).
+// TestFluxcdRenderScript: a second run of render.sh without one of the MiniClusters leaves no file
+// of it behind (Flux CD then prunes its objects), and its Kustomization is gone from the Flux CD
+// objects. What render.sh writes from the examples is TestFluxcdExample's.
 func TestFluxcdRenderScript(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("bash is not installed: render.sh not run")
-	}
 	fnBin := fnBinaryForScripts(t)
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
 	work := t.TempDir()
 	out, fluxFile := filepath.Join(work, "deploy"), filepath.Join(work, "flux", "miniclusters.yaml")
+	// A file of the user's in the output directory, and a directory render.sh did not write.
+	writeTestFile(t, filepath.Join(out, "README.md"), "mine")
+	writeTestFile(t, filepath.Join(out, "mine", "kustomization.yaml"), "resources: []\n")
 	runScript := func(sources ...string) {
 		t.Helper()
-		args := append([]string{filepath.Join("examples", "fluxcd", "render.sh"), "-f", fluxFile, out}, sources...)
+		args := append([]string{"-f", fluxFile, out}, sources...)
 		args = append(append(args, "--"), exampleArgs.fluxcd...)
-		args = append(args, "--path", "./examples/fluxcd/deploy")
-		cmd := exec.Command(bash, args...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "MINICLUSTER_FN="+fnBin)
-		if combined, err := cmd.CombinedOutput(); err != nil {
+		args = append(args, "--path", "./deploy")
+		if combined, err := runRenderScript(t, fnBin, args...); err != nil {
 			t.Fatalf("render.sh: %v\n%s", err, combined)
 		}
 	}
 	runScript(exampleArgs.sources...)
-	committed := filepath.Join(root, "examples", "fluxcd", "deploy")
-	entries, err := os.ReadDir(committed)
-	if err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat(filepath.Join(out, "flux-interactive", "flux-interactive.yaml")); err != nil {
+		t.Fatalf("first run: %v", err)
 	}
-	got, _ := os.ReadDir(out)
-	if len(got) != len(entries) {
-		t.Errorf("render.sh wrote %d files, examples/fluxcd/deploy has %d", len(got), len(entries))
+	runScript(exampleArgs.sources[0])
+	if _, err := os.Stat(filepath.Join(out, "flux-interactive")); !os.IsNotExist(err) {
+		t.Errorf("flux-interactive/ is still there after its MiniCluster was dropped (stat: %v)", err)
 	}
-	for _, e := range entries {
-		want, _ := os.ReadFile(filepath.Join(committed, e.Name()))
-		have, err := os.ReadFile(filepath.Join(out, e.Name()))
-		if err != nil || !bytes.Equal(have, want) {
-			t.Errorf("render.sh output %s differs from examples/fluxcd/deploy (err %v); run go test ./cmd/minicluster-fn -update", e.Name(), err)
+	for _, kept := range []string{"README.md", "mine/kustomization.yaml", "flux-sample/flux-sample.yaml"} {
+		if _, err := os.Stat(filepath.Join(out, kept)); err != nil {
+			t.Errorf("%s: %v", kept, err)
 		}
 	}
-	want, _ := os.ReadFile(filepath.Join(root, "examples", "fluxcd", "flux-system", "miniclusters.yaml"))
-	if have, err := os.ReadFile(fluxFile); err != nil || !bytes.Equal(have, want) {
-		t.Errorf("render.sh -f output differs from examples/fluxcd/flux-system/miniclusters.yaml (err %v)", err)
-	}
-
-	runScript(exampleArgs.sources[0])
-	if _, err := os.Stat(filepath.Join(out, "flux-interactive.yaml")); !os.IsNotExist(err) {
-		t.Errorf("flux-interactive.yaml is still there after its MiniCluster was dropped (stat: %v)", err)
-	}
 	kustomization, _ := os.ReadFile(filepath.Join(out, "kustomization.yaml"))
-	if strings.Contains(string(kustomization), "flux-interactive") || !strings.Contains(string(kustomization), "- flux-sample.yaml") {
+	if strings.Contains(string(kustomization), "flux-interactive") || !strings.Contains(string(kustomization), "- flux-sample\n") {
 		t.Errorf("kustomization.yaml after the second run:\n%s", kustomization)
+	}
+	flux, _ := os.ReadFile(fluxFile)
+	if strings.Contains(string(flux), "flux-interactive") || !strings.Contains(string(flux), "name: miniclusters-flux-sample\n") {
+		t.Errorf("the Flux CD objects after the second run:\n%s", flux)
+	}
+}
+
+func writeTestFile(t *testing.T, file, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -262,24 +318,6 @@ func runRenderScript(t *testing.T, fnBin string, args ...string) (string, error)
 	cmd.Env = append(os.Environ(), "MINICLUSTER_FN="+fnBin)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
-}
-
-// readDir is the content of every file in dir, by name.
-func readDir(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[e.Name()] = string(data)
-	}
-	return files
 }
 
 // TestFluxcdRenderScriptParsesYAML: render.sh finds the MiniClusters under a directory by parsing
@@ -322,9 +360,9 @@ func TestFluxcdRenderScriptParsesYAML(t *testing.T) {
 	if combined, err := runRenderScript(t, fnBin, append([]string{out}, miniClusterFiles...)...); err != nil {
 		t.Fatalf("render.sh FILE...: %v\n%s", err, combined)
 	}
-	before := readDir(t, out)
+	before := readTree(t, out)
 	for _, name := range []string{"plain", "double-quoted", "single-quoted", "commented", "flow"} {
-		if !strings.Contains(before["kustomization.yaml"], "- "+name+".yaml\n") {
+		if !strings.Contains(before["kustomization.yaml"], "- "+name+"\n") || before[name+"/"+name+".yaml"] == "" {
 			t.Errorf("render.sh FILE... did not render %s:\n%s", name, before["kustomization.yaml"])
 		}
 	}
@@ -333,9 +371,9 @@ func TestFluxcdRenderScriptParsesYAML(t *testing.T) {
 	if combined, err := runRenderScript(t, fnBin, out, src); err != nil {
 		t.Fatalf("render.sh DIR: %v\n%s", err, combined)
 	}
-	after := readDir(t, out)
+	after := readTree(t, out)
 	for name, text := range before {
-		if name != "kustomization.yaml" && after[name] != text {
+		if name != "kustomization.yaml" && !strings.HasSuffix(name, "/kustomization.yaml") && after[name] != text {
 			t.Errorf("render.sh DIR: %s differs from the earlier render or is gone", name)
 		}
 	}
@@ -361,7 +399,7 @@ func TestFluxcdRenderScriptParsesYAML(t *testing.T) {
 			if !strings.Contains(combined, "error: "+bad) || !strings.Contains(combined, tc.want) {
 				t.Errorf("the message must name %s and say %q:\n%s", bad, tc.want, combined)
 			}
-			if got := readDir(t, out); !maps.Equal(got, after) {
+			if got := readTree(t, out); !maps.Equal(got, after) {
 				t.Errorf("the output directory changed: %d files, %d before", len(got), len(after))
 			}
 		})

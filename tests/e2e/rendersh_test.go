@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -67,20 +68,24 @@ func TestRenderScriptOutputBuilds(t *testing.T) {
 	}
 }
 
-// dirContent is the text of every file in dir, by name.
+// dirContent is the text of every file under dir, by its path inside dir.
 func dirContent(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	content := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		content[rel] = string(data)
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	content := map[string]string{}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		content[e.Name()] = string(data)
 	}
 	return content
 }

@@ -160,7 +160,9 @@ func newAPIClient() (apiServer, error) {
 }
 
 // apiGroups gives the API path of each resource the tests read.
-var apiGroups = map[string]string{"pods": "/api/v1", "events": "/api/v1", "secrets": "/api/v1", "jobs": "/apis/batch/v1"}
+var apiGroups = map[string]string{"pods": "/api/v1", "events": "/api/v1", "secrets": "/api/v1", "configmaps": "/api/v1",
+	"services": "/api/v1", "jobs": "/apis/batch/v1",
+	"kustomizations": "/apis/kustomize.toolkit.fluxcd.io/v1", "gitrepositories": "/apis/source.toolkit.fluxcd.io/v1"}
 
 // getObject reads one namespaced object (resource is plural: "secrets", "jobs") into v.
 func getObject(v any, ns, resource, name string) error {

@@ -50,6 +50,7 @@ var rules = []rule{
 	r("D-namespace", deliberate, roleBroker+"|"+roleServices, `(?:\.spec\.template)?\.metadata\.labels\.namespace`).when(absentInOurs),
 	r("E-template-meta", equivalent, roleBroker, `\.spec\.template\.metadata\.(?:name|namespace)`).when(absentInOurs),
 	r("D-labels", deliberate, anyObject, `(?:\.spec\.template)?\.metadata\.labels\.(?:app\.kubernetes\.io/(?:component|instance|managed-by)|minicluster-fn\.dev/subdomain-member)`).when(absentInOperator),
+	r("D-labels", deliberate, roleBroker, `\.metadata\.(?:labels\.minicluster-fn\.dev/lifetime|annotations\.minicluster-fn\.dev/lifetime-reason)`).when(absentInOperator),
 	r("D-labels", deliberate, anyObject, `(?:\.spec\.template)?\.metadata\.labels\.app\.kubernetes\.io/name`).when(both),
 	r("D-labels", deliberate, anyObject, `(?:\.spec\.template)?\.metadata\.labels\.app\.kubernetes\.io/name`).when(absentInOperator),
 	r("D-labels", deliberate, roleBroker+"|"+roleServices, `(?:\.spec\.template)?\.metadata\.labels\.app`).when(absentInOurs),
