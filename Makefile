@@ -129,9 +129,9 @@ cluster-up:
 	tests/cluster/up.sh $(if $(filter 1,$(FLUXCD)),--fluxcd)
 
 ## fluxcd-controllers: Flux CD's source-controller and kustomize-controller v1.9.6 (pinned in the
-## tools module tools/fluxcd) and their CRDs, built once per machine into
-## $${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/fluxcd-<key> (about 4-6 min and 2 GB cold), for
-## running Flux CD against the live cluster; prints that directory
+## tools module tools/fluxcd), their CRDs, and the flux CLI v2.9.5 (tools/fluxcd-cli, for
+## render.sh -p), built once per machine into $${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/fluxcd-<key>
+## (about 5 min and 1.7 GB cold), for running Flux CD against the live cluster; prints that directory
 fluxcd-controllers:
 	@tests/cluster/build-fluxcd.sh
 

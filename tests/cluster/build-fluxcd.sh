@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds Flux CD's source-controller and kustomize-controller (pinned in tools/fluxcd) once per
-# machine, and takes their CRDs from the same module versions, into
-#   ${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/fluxcd-<key>/bin    the two binaries
-#   ${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/fluxcd-<key>/crds   config/crd/bases/*.yaml of both
-# where <key> hashes everything that determines the build (tools/fluxcd's go.mod and go.sum, this
+# Builds Flux CD's source-controller and kustomize-controller (pinned in tools/fluxcd) and its CLI,
+# flux (pinned in tools/fluxcd-cli), once per machine, and takes the controllers' CRDs from the same
+# module versions, into
+#   ${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/fluxcd-<key>/bin    the three binaries
+#   ${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/fluxcd-<key>/crds   config/crd/bases/*.yaml of both controllers
+# where <key> hashes everything that determines the build (both modules' go.mod and go.sum, this
 # script, the Go version). A present directory is reused. Prints fluxcd-<key> on stdout; progress
 # goes to stderr.
 set -euo pipefail
@@ -11,16 +12,17 @@ export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 tools=$repo/tools/fluxcd
+cli=$repo/tools/fluxcd-cli
 cache=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
 
 controllers=(github.com/fluxcd/source-controller github.com/fluxcd/kustomize-controller)
-bins=(source-controller kustomize-controller)
+bins=(source-controller kustomize-controller flux)
 # The kinds kustomize-controller watches (it fails to start without their CRDs) and its own. The
 # other CRDs of config/crd/bases (HelmRepository, HelmChart, ExternalArtifact) are copied too.
 crds=(source.toolkit.fluxcd.io_gitrepositories.yaml source.toolkit.fluxcd.io_ocirepositories.yaml
   source.toolkit.fluxcd.io_buckets.yaml kustomize.toolkit.fluxcd.io_kustomizations.yaml)
 
-key=$( { go version; cat "$0" "$tools/go.mod" "$tools/go.sum"; } | sha256sum | cut -c1-16)
+key=$( { go version; cat "$0" "$tools/go.mod" "$tools/go.sum" "$cli/go.mod" "$cli/go.sum"; } | sha256sum | cut -c1-16)
 dest=$cache/fluxcd-$key
 
 complete() {
@@ -50,6 +52,26 @@ echo "build-fluxcd: building ${versions}into $dest (a few minutes when cold)" >&
 # The flags of the controllers' own release builds (-trimpath; their Makefiles add -s -w).
 go build -trimpath -ldflags "-s -w" -o "$work/bin/" "${controllers[@]}"
 echo "build-fluxcd: built in $((SECONDS - start)) s" >&2
+
+# The CLI: cmd/flux embeds manifests/*.yaml, which flux2's module zip lacks, so it is built in a
+# copy of the module directory with a placeholder manifest (tools/fluxcd-cli/go.mod says more).
+# go mod download checks the module against tools/fluxcd-cli's go.sum before it is copied.
+fluxdir=$(cd "$cli" && go mod download github.com/fluxcd/flux2/v2 && go list -m -f '{{.Dir}}' github.com/fluxcd/flux2/v2)
+fluxversion=$(cd "$cli" && go list -m -f '{{.Version}}' github.com/fluxcd/flux2/v2)
+start=$SECONDS
+echo "build-fluxcd: building github.com/fluxcd/flux2/v2/cmd/flux@$fluxversion" >&2
+# The copy lives in $work, which the EXIT trap removes if the build fails.
+cp -r "$fluxdir" "$work/flux2"
+# The module cache is read-only; the copy must take the manifests directory.
+chmod -R u+w "$work/flux2"
+mkdir "$work/flux2/cmd/flux/manifests"
+echo "# No Flux CD install manifests in this build: flux install and flux bootstrap fail." \
+  > "$work/flux2/cmd/flux/manifests/none.yaml"
+# The flags of flux2's Makefile (and -trimpath); main.VERSION is what flux version prints and what
+# flux check compares the controllers with.
+(cd "$work/flux2" && go build -trimpath -ldflags "-s -w -X main.VERSION=${fluxversion#v}" -o "$work/bin/flux" ./cmd/flux)
+rm -rf "$work/flux2"
+echo "build-fluxcd: built flux in $((SECONDS - start)) s" >&2
 
 # go build fetched both modules, so their directories in the module cache exist.
 mapfile -t dirs < <(go list -m -f '{{.Dir}}' "${controllers[@]}")
