@@ -661,6 +661,23 @@ func TestFluxCDLiveFaults(t *testing.T) {
 		}
 		t.Logf("deleted services/%s by hand: Flux CD put it back %.1fs after the reconcile request; the garbage collector deleted the certificate Secret with it, which nothing re-creates; the 2 running brokers stay Ready; %.1fs later the Kustomization says: %s",
 			steady, took.Seconds(), reported.Seconds(), k.condition("Ready").Message)
+
+		// The way back: delete the keygen Job and the broker Job. Flux CD re-creates both; the
+		// keygen Job makes a new certificate, and the new brokers start with it.
+		var keygen jobList
+		if err := listObjects(&keygen, target, "jobs", selector(steady, "keygen")); err != nil || len(keygen.Items) != 1 {
+			t.Fatalf("the keygen Job of %s: %v (%d found)", steady, err, len(keygen.Items))
+		}
+		mustKube(t, nil, "-n", target, "delete", "job", keygen.Items[0].Metadata.Name, brokerJob(t, target, steady).Metadata.Name, "--wait=true")
+		requestReconcile(t, system, "kustomizations", steadyKs)
+		recovered := time.Now()
+		if c := certificate(t, target, steady); c.Metadata.UID == cert0.Metadata.UID {
+			t.Errorf("the certificate after the recovery is the old object %s", c.Metadata.UID)
+		}
+		brokersReady(t, target, steady, 2, runningLimit)
+		kustomizationReady(t, system, steadyKs, k.Status.LastAttemptedRevision, fluxcdStepLimit)
+		t.Logf("recovered by deleting the keygen and broker Jobs: a new certificate, 2 brokers Ready and the Kustomization Ready %.1fs after the reconcile request",
+			time.Since(recovered).Seconds())
 	})
 }
 
