@@ -82,14 +82,8 @@ func TestFluxCDLiveOCI(t *testing.T) {
 		t.Helper()
 		gitCmd(t, repo.dir, "add", "--all")
 		gitCmd(t, repo.dir, "commit", "--quiet", "-m", message)
-		cmd := exec.Command("bash", filepath.Join(suite.repo, "examples", "fluxcd", "render.sh"),
-			"-f", repo.fluxcdObjectsRel, "-p", artifact, "deploy/miniclusters", "hpc/", "--",
-			"--source-kind", "OCIRepository", "--url", artifact, "--tag", "latest",
-			"--namespace", system, "--target-namespace", target,
-			"--source-interval", fluxcdSourceInterval.String(), "--timeout", repo.timeout.String())
-		cmd.Dir = repo.dir
-		cmd.Env = append(os.Environ(), "MINICLUSTER_FN="+suite.fn, "PATH="+path)
-		out, err := cmd.CombinedOutput()
+		out, err := repo.renderWith(t, []string{"-p", artifact}, []string{"PATH=" + path},
+			"--source-kind", "OCIRepository", "--url", artifact, "--tag", "latest")
 		if err != nil {
 			t.Fatalf("render.sh -p: %v\n%s", err, out)
 		}
@@ -97,11 +91,11 @@ func TestFluxCDLiveOCI(t *testing.T) {
 		gitCmd(t, repo.dir, "add", "--all")
 		gitCmd(t, repo.dir, "commit", "--quiet", "--allow-empty", "-m", "Render: "+message)
 		gitCmd(t, repo.dir, "push", "--quiet", "origin", "main")
-		m := pushedDigest.FindSubmatch(out)
+		m := pushedDigest.FindStringSubmatch(out)
 		if m == nil {
 			t.Fatalf("render.sh -p printed no pushed digest:\n%s", out)
 		}
-		return "latest@" + string(m[1])
+		return "latest@" + m[1]
 	}
 
 	repo.write(t, helloFile, helloMiniCluster(hello, "echo from-an-oci-artifact"))

@@ -86,12 +86,19 @@ func (r *gitopsRepo) replace(t *testing.T, rel, from, to string) {
 // step does; only the URL, the namespaces and the intervals are the test's.
 func (r *gitopsRepo) render(t *testing.T) (string, error) {
 	t.Helper()
-	cmd := exec.Command("bash", filepath.Join(suite.repo, "examples", "fluxcd", "render.sh"),
-		"-f", r.fluxcdObjectsRel, "deploy/miniclusters", "hpc/", "--",
-		"--url", r.url, "--branch", "main", "--namespace", r.system, "--target-namespace", r.target,
-		"--source-interval", fluxcdSourceInterval.String(), "--timeout", r.timeout.String())
+	return r.renderWith(t, nil, nil, "--url", r.url, "--branch", "main")
+}
+
+// renderWith runs render.sh with more options before OUT_DIR (-p), the environment env added, and
+// the source's flags for minicluster-fn fluxcd.
+func (r *gitopsRepo) renderWith(t *testing.T, options, env []string, sourceFlags ...string) (string, error) {
+	t.Helper()
+	args := append([]string{filepath.Join(suite.repo, "examples", "fluxcd", "render.sh"), "-f", r.fluxcdObjectsRel}, options...)
+	args = append(append(args, "deploy/miniclusters", "hpc/", "--"), sourceFlags...)
+	cmd := exec.Command("bash", append(args, "--namespace", r.system, "--target-namespace", r.target,
+		"--source-interval", fluxcdSourceInterval.String(), "--timeout", r.timeout.String())...)
 	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), "MINICLUSTER_FN="+suite.fn)
+	cmd.Env = append(append(os.Environ(), "MINICLUSTER_FN="+suite.fn), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
