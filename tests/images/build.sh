@@ -9,14 +9,16 @@
 #   app.tar        localhost/minicluster-fn-test/app:bookworm         Debian 12 userland (stands in for
 #                                                                     the examples' ubuntu:noble etc.)
 #   flux-view.tar  localhost/minicluster-fn-test/flux-view:0.88.0     that userland plus flux-core 0.88.0
-#                                                                     in a spack-like view (stands in for
+#                                                                     and flux-sched (Fluxion) 0.54.0 in a
+#                                                                     spack-like view (stands in for
 #                                                                     ghcr.io/converged-computing/flux-view-*)
 #   project.tar    the keygen image the built binary names (make image)
 # OUTDIR/images.txt lists "<archive> <image ref>", one image a line.
 #
 # Slow parts are cached under ${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}: flux-core (keyed by
-# the vendored tarball, build-flux-core.sh) and the debootstrap root file system (keyed by suite,
-# mirror and package list). An archive in OUTDIR is rebuilt only when what made it changed.
+# the vendored tarball, build-flux-core.sh), flux-sched (keyed by its tarball and that flux-core
+# build, build-flux-sched.sh) and the debootstrap root file system (keyed by suite, mirror and
+# package list). An archive in OUTDIR is rebuilt only when what made it changed.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -99,19 +101,21 @@ else
   echo "build.sh: $APP_REF in $(elapsed "$start") s" >&2
 fi
 
-# 3. The flux view image: the application image plus one layer with flux-core and a view of it,
-# laid out as flux-init.sh expects (generators/templates/init.sh):
-#   /opt/software/flux-core-<v>        the install (make install DESTDIR=...), as spack would have it
+# 3. The flux view image: the application image plus one layer with flux-core, flux-sched and a
+# view of them, laid out as flux-init.sh expects (generators/templates/init.sh):
+#   /opt/software/flux-core-<v>        both installs (DESTDIR=...) in flux-core's prefix, as the
+#                                      operator's views have them: flux-core's rc1 loads Fluxion
 #   /opt/software/flux-core-<v>-deps   the non-glibc libraries flux links, found through RUNPATH
 #   /opt/views/._view/<hash>           symlinks to every file of the install (a spack view)
 #   /opt/view -> /opt/views/._view/<hash>
 # The init container copies the view (symlinks) and /opt/software to the shared volume; the broker
 # container copies the software to its own /opt/software, so the links resolve there.
 flux_root=$("$here/build-flux-core.sh")
+sched_root=$("$here/build-flux-sched.sh")
 prefix=/opt/software/flux-core-$FLUX_VERSION
 deps=$prefix-deps
-view_key=$(key "$app_key" "$flux_root" "$(sha256sum "$0" | cut -c1-64)" "$VIEW_REF")
-view_hash=$(key "$flux_root" | cut -c1-16)$(key "$prefix" | cut -c1-16)
+view_key=$(key "$app_key" "$flux_root" "$sched_root" "$(sha256sum "$0" | cut -c1-64)" "$VIEW_REF")
+view_hash=$(key "$flux_root" "$sched_root" | cut -c1-16)$(key "$prefix" | cut -c1-16)
 if archive_current flux-view.tar "$view_key"; then
   echo "build.sh: flux-view.tar is current" >&2
 else
@@ -119,6 +123,7 @@ else
   layer=$scratch/view
   mkdir -p "$layer/opt/software" "$layer/opt/views/._view"
   cp -a "$flux_root$prefix" "$layer$prefix"
+  cp -a "$sched_root$prefix/." "$layer$prefix/"
   mkdir -p "$layer$deps/lib"
 
   # Bundle what the ELF files link outside glibc (whatever the application image has, flux must
