@@ -16,7 +16,7 @@ export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
 .PHONY: all deps build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
-  cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down argocd-components live bench-live
+  cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down live bench-live
 
 all: build
 
@@ -145,14 +145,6 @@ fluxcd-up:
 ## (cluster-down stops them too)
 fluxcd-down:
 	tests/cluster/fluxcd-down.sh
-
-## argocd-components: Argo CD v3.6.1's application-controller, repo-server, cmp-server and
-## git-ask-pass (one binary from the tools module tools/argocd, built with Go 1.27.3, which the go
-## command fetches), their CRDs and the repo server's wrapper scripts, built once per machine into
-## $${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/argocd-<key> (about 4.5 min and 1.8 GB cold);
-## prints that directory
-argocd-components:
-	@tests/cluster/build-argocd.sh
 
 ## cluster-down: stops exactly what cluster-up started and checks that nothing is left behind
 cluster-down:

@@ -24,12 +24,8 @@ done < <(git ls-files --stage)
 
 while IFS= read -r -d '' gomod; do
   dir=$(dirname "$gomod")
-  # A module with a toolchain line is checked with that Go (tools/argocd: Argo CD needs a newer Go
-  # than the machine's, which the go command fetches from the module proxy); the others with the
-  # machine's.
-  toolchain=$(awk '$1 == "toolchain" { print $2 }' "$gomod")
-  if ! diff=$(cd "$dir" && GOTOOLCHAIN=${toolchain:-${GOTOOLCHAIN-}} go mod tidy -diff 2>&1); then
-    echo "hygiene: go mod tidy would change $dir (run: cd $dir && ${toolchain:+GOTOOLCHAIN=$toolchain }go mod tidy):" >&2
+  if ! diff=$(cd "$dir" && go mod tidy -diff 2>&1); then
+    echo "hygiene: go mod tidy would change $dir (run: cd $dir && go mod tidy):" >&2
     printf '%s\n' "$diff" >&2
     failed=1
   fi
