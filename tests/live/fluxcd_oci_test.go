@@ -63,12 +63,8 @@ func fluxcdCLI(t *testing.T) string {
 // OCIRepository and the Kustomizations) are applied from Git as in TestFluxCDLiveGit, and Flux CD
 // applies the MiniClusters from the artifact; then an edit is pushed the same way.
 func TestFluxCDLiveOCI(t *testing.T) {
-	requireImages(t)
-	needFluxCD(t)
-	target := namespace(t, "fluxcd-oci")
-	system := namespace(t, "fluxcd-oci-system")
-	srv := startGitServer(t)
-	repo := newGitOpsRepo(t, srv, system, target)
+	repo, _ := newFluxCDTest(t, "fluxcd-oci")
+	system, target := repo.system, repo.target
 	registry := startRegistry(t)
 	artifact := "oci://" + registry + "/hpc"
 	path := fluxcdCLI(t) + string(os.PathListSeparator) + os.Getenv("PATH")

@@ -43,6 +43,21 @@ type gitopsRepo struct {
 	timeout          time.Duration
 }
 
+// newFluxCDTest is the setup every Flux CD test shares: the stand-in images, the controllers, the
+// namespaces live-<name> (the MiniClusters') and live-<name>-system (the Flux CD objects'), a Git
+// server, and the GitOps repository on it. The namespaces are made in cleanup order (last made,
+// first deleted): the Flux CD objects go first, and kustomize-controller's finalizers prune what
+// they applied while the target still exists.
+func newFluxCDTest(t *testing.T, name string) (*gitopsRepo, *gitServer) {
+	t.Helper()
+	requireImages(t)
+	needFluxCD(t)
+	target := namespace(t, name)
+	system := namespace(t, name+"-system")
+	srv := startGitServer(t)
+	return newGitOpsRepo(t, srv, system, target), srv
+}
+
 func newGitOpsRepo(t *testing.T, srv *gitServer, system, target string) *gitopsRepo {
 	t.Helper()
 	r := &gitopsRepo{dir: t.TempDir(), url: srv.newRepository(t, "hpc"), system: system, target: target,
@@ -267,14 +282,8 @@ func jobRank0Log(t *testing.T, ns, jobName string) string {
 // command edits in a row (each applied and healthy without waiting out a health-check timeout),
 // a resize within maxSize, and the deletion of a MiniCluster.
 func TestFluxCDLiveGit(t *testing.T) {
-	requireImages(t)
-	needFluxCD(t)
-	// Namespaces in cleanup order (last made, first deleted): the Flux CD objects go first, and
-	// kustomize-controller's finalizers prune what they applied while the target still exists.
-	target := namespace(t, "fluxcd")
-	system := namespace(t, "fluxcd-system")
-	srv := startGitServer(t)
-	repo := newGitOpsRepo(t, srv, system, target)
+	repo, _ := newFluxCDTest(t, "fluxcd")
+	system, target := repo.system, repo.target
 
 	const hello, persistent = "hello-fluxcd", "persistent-fluxcd"
 	helloFile, persistentFile := "hpc/"+hello+".yaml", "hpc/"+persistent+".yaml"
@@ -508,12 +517,8 @@ func sourceState(t *testing.T, ns, name string) (condition, string) {
 // Kustomization says so with Flux CD's own message; the Git server going away loses nothing; and
 // generated objects deleted by hand come back at the next reconcile.
 func TestFluxCDLiveFaults(t *testing.T) {
-	requireImages(t)
-	needFluxCD(t)
-	target := namespace(t, "fluxcd-faults")
-	system := namespace(t, "fluxcd-faults-system")
-	srv := startGitServer(t)
-	repo := newGitOpsRepo(t, srv, system, target)
+	repo, srv := newFluxCDTest(t, "fluxcd-faults")
+	system, target := repo.system, repo.target
 	// A health check that cannot pass holds its Kustomization for the whole timeout: short here,
 	// where the certificate is lost on purpose.
 	repo.timeout = 90 * time.Second
