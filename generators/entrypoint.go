@@ -284,6 +284,8 @@ type brokerConfigData struct {
 	DefaultPort   int
 	Hosts         []hostEntry
 	QueuePolicy   string
+	// SchedulerSimple selects sched-simple over Fluxion by flux modprobe's alternatives.
+	SchedulerSimple bool
 }
 
 type hostEntry struct{ Host, Bind, Connect string }
@@ -334,12 +336,13 @@ func brokerOwner(mc *v1alpha2.MiniCluster) string {
 func newBrokerConfigData(mc *v1alpha2.MiniCluster, hosts hostlistParts) brokerConfigData {
 	mp := mc.Spec.Flux.Container.MountPath
 	d := brokerConfigData{
-		ConfigPath:    path.Join(mp, "config/etc/flux/config/broker.toml"),
-		ResourcePath:  path.Join(mp, "config/etc/flux/system/R"),
-		CurveCertPath: path.Join(mp, "config/curve", CurveCertKey),
-		ArchiveDBPath: path.Join(mp, "config/var/lib/flux/job-archive.sqlite"),
-		DefaultPort:   v1alpha2.DefaultBrokerPort,
-		QueuePolicy:   mc.Spec.Flux.Scheduler.QueuePolicy,
+		ConfigPath:      path.Join(mp, "config/etc/flux/config/broker.toml"),
+		ResourcePath:    path.Join(mp, "config/etc/flux/system/R"),
+		CurveCertPath:   path.Join(mp, "config/curve", CurveCertKey),
+		ArchiveDBPath:   path.Join(mp, "config/var/lib/flux/job-archive.sqlite"),
+		DefaultPort:     v1alpha2.DefaultBrokerPort,
+		QueuePolicy:     mc.Spec.Flux.Scheduler.QueuePolicy,
+		SchedulerSimple: mc.Spec.Flux.Scheduler.Simple,
 	}
 	if lb := hosts.lead; lb != nil {
 		d.Hosts = append(d.Hosts, hostEntry{

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -422,6 +423,19 @@ func TestEntrypointBrokerConfigTOML(t *testing.T) {
 			}
 			if got := cfg["sched-fluxion-qmanager"].(map[string]any)["queue-policy"]; got != mc.Spec.Flux.Scheduler.QueuePolicy {
 				t.Errorf("queue-policy = %v", got)
+			}
+			// scheduler.simple: flux modprobe must choose sched-simple although Fluxion is installed.
+			var alternatives any
+			if modules, ok := cfg["modules"].(map[string]any); ok {
+				alternatives = modules["alternatives"]
+			}
+			if mc.Spec.Flux.Scheduler.Simple {
+				want := map[string]any{"sched": "sched-simple", "feasibility": "sched-simple"}
+				if !reflect.DeepEqual(alternatives, want) {
+					t.Errorf("scheduler.simple: modules.alternatives = %v, want %v", alternatives, want)
+				}
+			} else if alternatives != nil {
+				t.Errorf("Fluxion is the scheduler, yet broker.toml sets modules.alternatives = %v", alternatives)
 			}
 		})
 	}

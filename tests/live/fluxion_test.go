@@ -1,6 +1,7 @@
 package live
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -20,24 +21,7 @@ func TestFluxion(t *testing.T) {
 	brokersReady(t, ns, instance, 2, runningLimit)
 	jobName := brokerJob(t, ns, instance).Metadata.Name
 
-	modules, err := fluxOnRank0(t, ns, instance, "flux module list")
-	if err != nil {
-		t.Fatalf("flux module list: %v\n%s", err, modules)
-	}
-	var loaded []string
-	for _, line := range strings.Split(modules, "\n") {
-		if f := strings.Fields(line); len(f) > 0 {
-			loaded = append(loaded, f[0])
-		}
-	}
-	for _, want := range []string{"sched-fluxion-resource", "sched-fluxion-qmanager"} {
-		if !slices.Contains(loaded, want) {
-			t.Errorf("module %s is not loaded:\n%s", want, modules)
-		}
-	}
-	if slices.Contains(loaded, "sched-simple") {
-		t.Errorf("sched-simple is loaded:\n%s", modules)
-	}
+	checkScheduler(t, ns, instance, fluxionModules, "sched-simple")
 
 	// Fluxion says which policy it enforces when qmanager loads.
 	dmesg, err := fluxOnRank0(t, ns, instance, "flux dmesg")
@@ -54,16 +38,94 @@ func TestFluxion(t *testing.T) {
 		t.Errorf("Fluxion does not enforce the queue policy easy; its policy lines:\n%s", strings.Join(policy, "\n"))
 	}
 
-	out, err := fluxOnRank0(t, ns, instance, "timeout 120 flux run -N2 -n4 hostname")
+	perPod := tasksPerPod(t, ns, instance, "-N2 -n4")
+	if len(perPod) != 2 || perPod[jobName+"-0"] != 2 || perPod[jobName+"-1"] != 2 {
+		t.Errorf("flux run -N2 -n4 hostname: tasks per pod %v, want 2 on each of %s-0 and %s-1", perPod, jobName, jobName)
+	}
+	t.Logf("Fluxion modules loaded, queue policy easy enforced; flux run -N2 -n4 tasks per pod: %v", perPod)
+}
+
+// TestSchedulerSimple: flux.scheduler.simple: true runs sched-simple, although the view has
+// Fluxion installed in flux-core's prefix (where flux modprobe would load it); sched-simple
+// schedules a job across both brokers and rejects one that needs more nodes than there are.
+func TestSchedulerSimple(t *testing.T) {
+	requireImages(t)
+	const instance = "simple"
+	ns := namespace(t, "simple")
+	apply(t, renderKustomize(t, ns, fnDir(t, "simple")))
+	certificate(t, ns, instance)
+	brokersReady(t, ns, instance, 2, runningLimit)
+	jobName := brokerJob(t, ns, instance).Metadata.Name
+
+	checkScheduler(t, ns, instance, []string{"sched-simple"}, fluxionModules...)
+	perPod := tasksPerPod(t, ns, instance, "-N2 -n2")
+	if len(perPod) != 2 || perPod[jobName+"-0"] != 1 || perPod[jobName+"-1"] != 1 {
+		t.Errorf("flux run -N2 -n2 hostname: tasks per pod %v, want 1 on each of %s-0 and %s-1", perPod, jobName, jobName)
+	}
+	exception := allocRejected(t, ns, instance, 3)
+	t.Logf("sched-simple loaded and Fluxion not; flux run -N2 -n2 tasks per pod: %v; a job on 3 nodes: %s", perPod, exception)
+}
+
+// fluxionModules are the modules that make Fluxion the scheduler.
+var fluxionModules = []string{"sched-fluxion-resource", "sched-fluxion-qmanager"}
+
+// checkScheduler: on rank 0, `flux module list` shows every module of want and none of unwanted.
+func checkScheduler(t *testing.T, ns, instance string, want []string, unwanted ...string) {
+	t.Helper()
+	out, err := fluxOnRank0(t, ns, instance, "flux module list")
 	if err != nil {
-		t.Fatalf("flux run -N2 -n4 hostname: %v\n%s", err, out)
+		t.Fatalf("flux module list: %v\n%s", err, out)
+	}
+	var loaded []string
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			loaded = append(loaded, f[0])
+		}
+	}
+	for _, m := range want {
+		if !slices.Contains(loaded, m) {
+			t.Errorf("module %s is not loaded:\n%s", m, out)
+		}
+	}
+	for _, m := range unwanted {
+		if slices.Contains(loaded, m) {
+			t.Errorf("module %s is loaded:\n%s", m, out)
+		}
+	}
+}
+
+// tasksPerPod runs `flux run <runArgs> hostname` on rank 0 (waiting up to two minutes for the
+// scheduler) and counts the tasks per pod hostname.
+func tasksPerPod(t *testing.T, ns, instance, runArgs string) map[string]int {
+	t.Helper()
+	out, err := fluxOnRank0(t, ns, instance, "timeout 120 flux run "+runArgs+" hostname")
+	if err != nil {
+		t.Fatalf("flux run %s hostname: %v\n%s", runArgs, err, out)
 	}
 	perPod := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		perPod[strings.TrimSpace(line)]++
 	}
-	if len(perPod) != 2 || perPod[jobName+"-0"] != 2 || perPod[jobName+"-1"] != 2 {
-		t.Errorf("flux run -N2 -n4 hostname: tasks per pod %v, want 2 on each of %s-0 and %s-1", perPod, jobName, jobName)
+	return perPod
+}
+
+// allocRejected submits a job on nodes nodes and returns the exception event that the scheduler
+// ended it with; a job still without one after a minute (left pending) fails the test.
+func allocRejected(t *testing.T, ns, instance string, nodes int) string {
+	t.Helper()
+	id, err := fluxOnRank0(t, ns, instance, fmt.Sprintf("flux submit -N%d hostname", nodes))
+	if err != nil {
+		t.Fatalf("flux submit -N%d hostname: %v\n%s", nodes, err, id)
 	}
-	t.Logf("Fluxion modules loaded, queue policy easy enforced; flux run -N2 -n4 tasks per pod: %v", perPod)
+	id = strings.TrimSpace(id)
+	event, err := fluxOnRank0(t, ns, instance, "flux job wait-event --timeout=60 "+id+" exception")
+	if err != nil {
+		state, _ := fluxOnRank0(t, ns, instance, "flux jobs -a -o '{id} {status} {nnodes}'")
+		t.Fatalf("a job on %d nodes was not rejected within a minute: %v\nflux jobs:\n%s", nodes, err, state)
+	}
+	event = strings.TrimSpace(event)
+	if !strings.Contains(event, `type="alloc"`) {
+		t.Errorf("a job on %d nodes ended with an exception other than the scheduler's: %s", nodes, event)
+	}
+	return event
 }

@@ -13,7 +13,8 @@ import (
 const rejoinLimit = 2 * time.Minute
 
 // TestPersistent runs a persistent (interactive) MiniCluster and what happens to it over time: the
-// brokers stay up and rank 0 reaches every rank; size changes within maxSize; a broker pod is
+// brokers stay up and rank 0 reaches every rank; Fluxion rejects a job larger than maxSize;
+// size changes within maxSize, and a job on all three nodes runs after growing; a broker pod is
 // deleted; the certificate Secret is deleted; and deleting the cluster stops the brokers
 // cleanly (SIGTERM reaches them) instead of waiting out the grace period.
 func TestPersistent(t *testing.T) {
@@ -35,6 +36,12 @@ func TestPersistent(t *testing.T) {
 		t.Fatalf("persistent cluster's brokers ended: succeeded=%d failed=%d", j.Status.Succeeded, j.Status.Failed)
 	}
 
+	// Fluxion, with its default policy fcfs, rejects a job on more nodes than the cluster can
+	// ever have (maxSize 4) at once instead of leaving it pending.
+	if event := allocRejected(t, ns, instance, 5); !strings.Contains(event, "unsatisfiable") {
+		t.Errorf("a job on 5 nodes was not rejected by Fluxion as unsatisfiable: %s", event)
+	}
+
 	t.Run("grow to 3", func(t *testing.T) {
 		resize(t, ns, dir, 2, 3)
 		if got := brokerJob(t, ns, instance).Metadata.Name; got != jobName {
@@ -43,6 +50,11 @@ func TestPersistent(t *testing.T) {
 		brokersRunning(t, ns, instance, 3, runningLimit)
 		ranksReachable(t, ns, instance, jobName, 3, rejoinLimit)
 		logFlux(t, ns, instance, "after growing to 3")
+		// Fluxion schedules on the new rank: a job that needs all three nodes runs, one task on each.
+		perPod := tasksPerPod(t, ns, instance, "-N3 -n3")
+		if len(perPod) != 3 || perPod[jobName+"-0"] != 1 || perPod[jobName+"-1"] != 1 || perPod[jobName+"-2"] != 1 {
+			t.Errorf("flux run -N3 -n3 hostname after growing to 3: tasks per pod %v, want 1 on each of %s-[0-2]", perPod, jobName)
+		}
 	})
 
 	t.Run("shrink to 2", func(t *testing.T) {

@@ -208,6 +208,10 @@ func classifyTOML(d leafDiff) string {
 	switch {
 	case d.path == ".bootstrap.default_connect":
 		return "D-dns-runtime"
+	case d.operator == nil && (d.path == ".modules.alternatives.sched" || d.path == ".modules.alternatives.feasibility"):
+		// flux.scheduler.simple: flux modprobe is told to choose sched-simple, also where Fluxion
+		// is installed in flux-core's prefix (the operator only leaves FLUX_RC_EXTRA unset).
+		return "D-simple-scheduler"
 	case strings.HasPrefix(d.path, ".bootstrap.hosts[") && strings.Contains(fmt.Sprint(d.operator), "%!s("):
 		// The lead-broker block: an int32 port formatted with %s, an argument missing.
 		return "F-leadbroker-hosts"

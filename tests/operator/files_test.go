@@ -131,6 +131,7 @@ func emptyEntryFirst(d fileDiff) bool { return d.operator == ":"+d.ours }
 var fileRules = []fileRule{
 	// broker.toml, by the rules of its comparison as part of the entrypoint ConfigMap.
 	fr("D-dns-runtime", deliberate, `.*/etc/flux/config/broker\.toml`, `content toml D-dns-runtime`, nil),
+	fr("D-simple-scheduler", deliberate, `.*/etc/flux/config/broker\.toml`, `content toml D-simple-scheduler`, nil),
 	fr("E-hostlist-spelling", equivalent, `.*/etc/flux/config/broker\.toml`, `content toml E-hostlist-spelling`, nil),
 	fr("F-leadbroker-hosts", bugFixed, `.*/etc/flux/config/broker\.toml`, `content toml F-leadbroker-hosts`, nil),
 	fr("F-burst-names", bugFixed, `.*/etc/flux/config/broker\.toml`, `content toml F-burst-names`, nil),
