@@ -11,7 +11,7 @@ import (
 // false, and the stand-in view has flux-sched as the operator's views do). Seen from rank 0 of a
 // running cluster: Fluxion's modules are loaded and sched-simple is not, Fluxion enforces the
 // queue policy of spec.flux.scheduler.queuePolicy, and `flux run -N2 -n4` puts two tasks on each
-// pod.
+// pod, also while a job on more nodes than the cluster has waits.
 func TestFluxion(t *testing.T) {
 	requireImages(t)
 	const instance = "fluxion"
@@ -22,6 +22,16 @@ func TestFluxion(t *testing.T) {
 	jobName := brokerJob(t, ns, instance).Metadata.Name
 
 	checkScheduler(t, ns, instance, fluxionModules, "sched-simple")
+
+	// A job on more nodes than the cluster has. Fluxion 0.54 rejects it as unsatisfiable only under
+	// fcfs (TestPersistent); under easy and its other backfill policies, a job on more nodes than
+	// are up fails to be reserved (EBUSY, not ENODEV) and stays pending, so it must not hold up
+	// the jobs behind it.
+	tooBig, err := fluxOnRank0(t, ns, instance, "flux submit -N3 hostname")
+	if err != nil {
+		t.Fatalf("flux submit -N3 hostname: %v\n%s", err, tooBig)
+	}
+	tooBig = strings.TrimSpace(tooBig)
 
 	// Fluxion says which policy it enforces when qmanager loads.
 	dmesg, err := fluxOnRank0(t, ns, instance, "flux dmesg")
@@ -42,7 +52,17 @@ func TestFluxion(t *testing.T) {
 	if len(perPod) != 2 || perPod[jobName+"-0"] != 2 || perPod[jobName+"-1"] != 2 {
 		t.Errorf("flux run -N2 -n4 hostname: tasks per pod %v, want 2 on each of %s-0 and %s-1", perPod, jobName, jobName)
 	}
-	t.Logf("Fluxion modules loaded, queue policy easy enforced; flux run -N2 -n4 tasks per pod: %v", perPod)
+	state, err := fluxOnRank0(t, ns, instance, "flux jobs -n -o {state} "+tooBig)
+	if err != nil {
+		t.Fatalf("flux jobs %s: %v", tooBig, err)
+	}
+	if state = strings.TrimSpace(state); state != "SCHED" {
+		t.Errorf("under easy, the job on 3 nodes is %s, want SCHED (pending): Fluxion's behaviour changed, and docs/generated-objects.md says otherwise", state)
+	}
+	if out, err := fluxOnRank0(t, ns, instance, "flux cancel "+tooBig); err != nil {
+		t.Errorf("flux cancel %s: %v\n%s", tooBig, err, out)
+	}
+	t.Logf("Fluxion modules loaded, queue policy easy enforced; flux run -N2 -n4 tasks per pod: %v, ran past a job on 3 nodes left %s", perPod, state)
 }
 
 // TestSchedulerSimple: flux.scheduler.simple: true runs sched-simple, although the view has
@@ -63,7 +83,7 @@ func TestSchedulerSimple(t *testing.T) {
 		t.Errorf("flux run -N2 -n2 hostname: tasks per pod %v, want 1 on each of %s-0 and %s-1", perPod, jobName, jobName)
 	}
 	exception := allocRejected(t, ns, instance, 3)
-	t.Logf("sched-simple loaded and Fluxion not; flux run -N2 -n2 tasks per pod: %v; a job on 3 nodes: %s", perPod, exception)
+	t.Logf("flux run -N2 -n2 tasks per pod: %v; a job on 3 nodes: %s", perPod, exception)
 }
 
 // fluxionModules are the modules that make Fluxion the scheduler.
