@@ -16,7 +16,7 @@ export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
 .PHONY: all deps build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
-  cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down live bench-live
+  cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down operator-up operator-down live bench-live
 
 all: build
 
@@ -145,6 +145,18 @@ fluxcd-up:
 ## (cluster-down stops them too)
 fluxcd-down:
 	tests/cluster/fluxcd-down.sh
+
+## operator-up: the Flux Framework operator's manager, built once per machine from
+## ../shared/vendor with its real keygen (tests/cluster/build-operator.sh, cached in
+## $${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/operator-<key>), as a host process against the
+## running cluster with its CRD and the RBAC of its own config/ (tests/cluster/operator-up.sh)
+operator-up:
+	tests/cluster/operator-up.sh
+
+## operator-down: stops exactly the manager operator-up started; the cluster keeps running
+## (cluster-down stops it too)
+operator-down:
+	tests/cluster/operator-down.sh
 
 ## cluster-down: stops exactly what cluster-up started and checks that nothing is left behind
 cluster-down:

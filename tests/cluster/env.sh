@@ -33,6 +33,9 @@ SOURCE_CONTROLLER_HEALTH_PORT=18091
 SOURCE_CONTROLLER_STORAGE_PORT=18092
 KUSTOMIZE_CONTROLLER_METRICS_PORT=18093
 KUSTOMIZE_CONTROLLER_HEALTH_PORT=18094
+# The Flux Framework operator's manager (operator-up.sh), on the host's loopback.
+OPERATOR_METRICS_PORT=18095
+OPERATOR_HEALTH_PORT=18096
 
 NODE_NAME=$(hostname | tr '[:upper:]' '[:lower:]')
 CONTAINERD_SOCK=$STATE/containerd/containerd.sock
@@ -48,3 +51,5 @@ HOST_SYSCTLS=(net/ipv4/ip_forward vm/overcommit_memory vm/panic_on_oom kernel/pa
 COMPONENTS=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy coredns)
 # Flux CD's, started by fluxcd-up.sh after those and stopped by fluxcd-down.sh before them.
 FLUXCD_COMPONENTS=(source-controller kustomize-controller)
+# The operator's manager, started by operator-up.sh and stopped by operator-down.sh, or down.sh.
+OPERATOR_COMPONENTS=(flux-operator)

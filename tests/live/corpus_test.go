@@ -247,7 +247,7 @@ func runCorpusFile(t *testing.T, rel string, src, rendered []byte, step *string)
 		*step = "waiting for the broker pods to run"
 		brokersRunning(t, ns, instance, size, runningLimit)
 		*step = "reaching every rank from rank 0"
-		ranksReachable(t, ns, instance, j.Metadata.Name, size, rejoinLimit)
+		ranksReachable(t, ns, j.Metadata.Name, size, rejoinLimit)
 		return fmt.Sprintf("ran: persistent, %d ranks reachable from rank 0 after %.0fs", size, time.Since(start).Seconds())
 	}
 	*step = "waiting for the Job to complete"

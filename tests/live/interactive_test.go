@@ -27,7 +27,7 @@ func TestPersistent(t *testing.T) {
 	certificate(t, ns, instance)
 	brokersReady(t, ns, instance, 2, runningLimit)
 	jobName := brokerJob(t, ns, instance).Metadata.Name
-	ranksReachable(t, ns, instance, jobName, 2, rejoinLimit)
+	ranksReachable(t, ns, jobName, 2, rejoinLimit)
 	t.Logf("2 ranks reachable from rank 0 %.1fs after apply", time.Since(start).Seconds())
 
 	// The brokers stay up: a persistent cluster has no command that could end.
@@ -51,7 +51,7 @@ func TestPersistent(t *testing.T) {
 			t.Fatalf("a size change renamed the broker Job %s to %s (hash naming must not cover size)", jobName, got)
 		}
 		brokersRunning(t, ns, instance, 3, runningLimit)
-		ranksReachable(t, ns, instance, jobName, 3, rejoinLimit)
+		ranksReachable(t, ns, jobName, 3, rejoinLimit)
 		logFlux(t, ns, instance, "after growing to 3")
 		// Fluxion schedules on the new rank: a job that needs all three nodes runs, one task on each.
 		perPod := tasksPerPod(t, ns, instance, "-N3 -n3")
@@ -68,7 +68,7 @@ func TestPersistent(t *testing.T) {
 			return err == nil && len(l.Items) == 0, fmt.Sprintf("%d pods", len(l.Items)), err
 		})
 		t.Logf("the Job controller removed rank 2's pod in %.1fs", gone.Seconds())
-		ranksReachable(t, ns, instance, jobName, 2, rejoinLimit)
+		ranksReachable(t, ns, jobName, 2, rejoinLimit)
 		// What Flux makes of a rank that left: recorded, not asserted beyond ranks 0-1 working.
 		logFlux(t, ns, instance, "after shrinking to 2")
 	})
@@ -84,14 +84,14 @@ func TestPersistent(t *testing.T) {
 			}
 			return false, podsState(t, ns, selector(instance, "broker")), nil
 		})
-		ranksReachable(t, ns, instance, jobName, 2, rejoinLimit)
+		ranksReachable(t, ns, jobName, 2, rejoinLimit)
 		logFlux(t, ns, instance, "after rank 1's pod was replaced")
 	})
 
 	t.Run("delete the certificate Secret", func(t *testing.T) {
 		mustKube(t, nil, "-n", ns, "delete", "secret", certSecret(instance))
 		// Running brokers keep the certificate they copied at start.
-		ranksReachable(t, ns, instance, jobName, 2, 30*time.Second)
+		ranksReachable(t, ns, jobName, 2, 30*time.Second)
 		// A broker pod made now cannot start: the reason must be where a user looks.
 		victim := rankPod(t, ns, instance, "1")
 		mustKube(t, nil, "-n", ns, "delete", "pod", victim.Metadata.Name, "--wait=false")
@@ -134,16 +134,16 @@ func resize(t *testing.T, ns, dir string, from, to int) {
 // execFailedRank matches flux exec's report of a rank it could not run on.
 var execFailedRank = regexp.MustCompile(`flux-exec: Error: rank (\d+): [^\n]*`)
 
-// ranksReachable waits until `flux exec -r all hostname` on rank 0 answers from exactly the first
-// n ranks' pods.
-func ranksReachable(t *testing.T, ns, instance, jobName string, n int, limit time.Duration) {
+// ranksReachable waits until `flux exec -r all hostname` on rank 0 of the broker Job answers from
+// exactly the first n ranks' pods.
+func ranksReachable(t *testing.T, ns, jobName string, n int, limit time.Duration) {
 	t.Helper()
 	want := map[string]bool{}
 	for i := range n {
 		want[fmt.Sprintf("%s-%d", jobName, i)] = true
 	}
 	waitFor(t, fmt.Sprintf("flux exec -r all reaching %d ranks", n), limit, func() (bool, string, error) {
-		out, err := fluxOnRank0(t, ns, instance, "timeout 20 flux exec -r all hostname")
+		out, err := fluxOnPod(t, ns, jobPod(t, ns, jobName, "0"), "timeout 20 flux exec -r all hostname")
 		if err != nil {
 			// "all" is every rank up to maxSize. Seen on the cluster: flux exec runs on the ranks
 			// that are up, reports each rank beyond size as "flux-exec: Error: rank 2: hostname:

@@ -71,11 +71,13 @@ func runSuite(m *testing.M) int {
 		suite.setupErr = err
 	}
 	code := m.Run()
-	// The Flux CD controllers go first (they act on the cluster), and when the suite started them
-	// on a cluster it found running, they are all it stops.
-	if err := stopFluxCDIfStarted(); err != nil {
-		fmt.Fprintf(os.Stderr, "live: stopping the Flux CD controllers FAILED: %v\n", err)
-		code = 1
+	// The components beside the cluster go first (they act on it), and when the suite started
+	// them on a cluster it found running, they are all it stops.
+	for _, c := range []*hostComponents{fluxcdControllers, operatorManager} {
+		if err := c.stopIfStarted(); err != nil {
+			fmt.Fprintf(os.Stderr, "live: stopping the %s FAILED: %v\n", c.name, err)
+			code = 1
+		}
 	}
 	if started {
 		start := time.Now()

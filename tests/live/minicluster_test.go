@@ -170,6 +170,19 @@ func rankPod(t testing.TB, ns, instance, index string) pod {
 	return pod{}
 }
 
+// jobPod is the running pod of the Job's completion index, by the labels the Job controller sets
+// (the operator's pods and ours alike).
+func jobPod(t testing.TB, ns, jobName, index string) pod {
+	t.Helper()
+	for _, p := range pods(t, ns, "batch.kubernetes.io/job-name="+jobName) {
+		if p.index() == index && p.Metadata.DeletionTimestamp == nil {
+			return p
+		}
+	}
+	t.Fatalf("Job %s has no pod with index %s", jobName, index)
+	return pod{}
+}
+
 // brokerLog is the log of the pod's broker container (the first container: the application's).
 func brokerLog(t testing.TB, ns string, p pod) string {
 	t.Helper()
@@ -180,7 +193,13 @@ func brokerLog(t testing.TB, ns string, p pod) string {
 // the generated flux-connect.sh does (the view's environment, then the broker's local socket).
 func fluxOnRank0(t *testing.T, ns, instance, fluxArgs string) (string, error) {
 	t.Helper()
-	p := rankPod(t, ns, instance, "0")
+	return fluxOnPod(t, ns, rankPod(t, ns, instance, "0"), fluxArgs)
+}
+
+// fluxOnPod runs a flux command in the pod's broker container, as fluxOnRank0 does. The
+// operator's pods have the same files (its view mounted at /mnt/flux, flux-view.sh).
+func fluxOnPod(t *testing.T, ns string, p pod, fluxArgs string) (string, error) {
+	t.Helper()
 	script := `. /mnt/flux/flux-view.sh && flux proxy "$fluxsocket" ` + fluxArgs
 	return kube(nil, "-n", ns, "exec", p.Metadata.Name, "-c", p.Status.ContainerStatuses[0].Name, "--", "bash", "-c", script)
 }

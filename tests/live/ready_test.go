@@ -62,5 +62,5 @@ func TestReadyMeansJoined(t *testing.T) {
 	t.Logf("both brokers Ready %.1fs after the Service selected them", time.Since(start).Seconds())
 	// Ready means joined: rank 0 reaches both at once (ranks up to maxSize 4 are offline, so
 	// flux overlay status says "partial" for rank 0, seen on the cluster).
-	ranksReachable(t, ns, instance, brokerJob(t, ns, instance).Metadata.Name, 2, 10*time.Second)
+	ranksReachable(t, ns, brokerJob(t, ns, instance).Metadata.Name, 2, 10*time.Second)
 }
