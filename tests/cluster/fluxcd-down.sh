@@ -12,16 +12,4 @@ PROG="fluxcd-down"
 # shellcheck source=SCRIPTDIR/proc.sh
 . "$here/proc.sh"
 
-status=0
-for ((i = ${#FLUXCD_COMPONENTS[@]} - 1; i >= 0; i--)); do
-  name=${FLUXCD_COMPONENTS[i]}
-  [ -f "$STATE/run/$name.pid" ] || continue
-  stop_component "$name"
-  if pid=$(recorded_pid "$name"); then
-    echo "fluxcd-down: FAILED: $name (PID $pid) is still running" >&2
-    status=1
-  else
-    rm -f "$STATE/run/$name.pid"
-  fi
-done
-exit "$status"
+stop_components "${FLUXCD_COMPONENTS[@]}"

@@ -16,21 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 PROG="fluxcd-up"
 # shellcheck source=SCRIPTDIR/proc.sh
 . "$here/proc.sh"
-refuse() { echo "fluxcd-up: $*" >&2; exit 1; }
-
-# --- a running cluster, without the controllers ----------------------------------------------------
-if ! recorded_pid kube-apiserver > /dev/null || [ ! -f "$STATE/run/node-bin" ]; then
-  refuse "no cluster is running from $STATE (start one with make cluster-up, or up.sh --fluxcd)"
-fi
-NODE_BIN=$(cat "$STATE/run/node-bin")
-kubectl() { "$NODE_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
-kubectl --request-timeout=5s get --raw /readyz > /dev/null 2>&1 ||
-  refuse "the API server of the cluster in $STATE does not answer"
-for name in "${FLUXCD_COMPONENTS[@]}"; do
-  if pid=$(recorded_pid "$name"); then
-    refuse "$name is running already (PID $pid); fluxcd-down.sh stops it"
-  fi
-done
+need_cluster_without "${FLUXCD_COMPONENTS[@]}"
 
 say "controllers (tests/cluster/build-fluxcd.sh; cached after the first build)"
 fluxcd=$("$here/build-fluxcd.sh")

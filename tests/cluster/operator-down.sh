@@ -11,15 +11,4 @@ PROG="operator-down"
 # shellcheck source=SCRIPTDIR/proc.sh
 . "$here/proc.sh"
 
-status=0
-for name in "${OPERATOR_COMPONENTS[@]}"; do
-  [ -f "$STATE/run/$name.pid" ] || continue
-  stop_component "$name"
-  if pid=$(recorded_pid "$name"); then
-    echo "operator-down: FAILED: $name (PID $pid) is still running" >&2
-    status=1
-  else
-    rm -f "$STATE/run/$name.pid"
-  fi
-done
-exit "$status"
+stop_components "${OPERATOR_COMPONENTS[@]}"

@@ -19,21 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 PROG="operator-up"
 # shellcheck source=SCRIPTDIR/proc.sh
 . "$here/proc.sh"
-refuse() { echo "operator-up: $*" >&2; exit 1; }
-
-# --- a running cluster, without the operator -----------------------------------------------------
-if ! recorded_pid kube-apiserver > /dev/null || [ ! -f "$STATE/run/node-bin" ]; then
-  refuse "no cluster is running from $STATE (start one with make cluster-up)"
-fi
-NODE_BIN=$(cat "$STATE/run/node-bin")
-kubectl() { "$NODE_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
-kubectl --request-timeout=5s get --raw /readyz > /dev/null 2>&1 ||
-  refuse "the API server of the cluster in $STATE does not answer"
-for name in "${OPERATOR_COMPONENTS[@]}"; do
-  if pid=$(recorded_pid "$name"); then
-    refuse "$name is running already (PID $pid); operator-down.sh stops it"
-  fi
-done
+need_cluster_without "${OPERATOR_COMPONENTS[@]}"
 
 say "manager (tests/cluster/build-operator.sh; cached after the first build)"
 operator=$("$here/build-operator.sh")

@@ -1,5 +1,5 @@
-# Process control shared by the cluster scripts (up.sh, down.sh, fluxcd-up.sh, fluxcd-down.sh),
-# sourced after env.sh. The sourcing script sets PROG, the name its messages start with.
+# Process control shared by the cluster scripts (up.sh, down.sh, fluxcd-up.sh, fluxcd-down.sh,
+# operator-up.sh, operator-down.sh), sourced after env.sh. The sourcing script sets PROG, the name its messages start with.
 # shellcheck shell=bash
 
 t0=$(date +%s%N)
@@ -74,4 +74,46 @@ stop_component() {
   pid=$(recorded_pid "$1") || return 0
   stop_pid "$1" "$pid" "${2:-10}"
   say "$1 stopped"
+}
+
+# stop_components NAME...: stops each recorded component, in the reverse of the order given, and
+# removes its pid file; returns 1, naming it, if one is still running afterwards.
+stop_components() {
+  local status=0 i name pid
+  for ((i = $# ; i >= 1; i--)); do
+    name=${!i}
+    [ -f "$STATE/run/$name.pid" ] || continue
+    stop_component "$name"
+    if pid=$(recorded_pid "$name"); then
+      echo "$PROG: FAILED: $name (PID $pid) is still running" >&2
+      status=1
+    else
+      rm -f "$STATE/run/$name.pid"
+    fi
+  done
+  return "$status"
+}
+
+# --- components beside a running cluster ---------------------------------------------------------
+# need_cluster_without NAME...: for fluxcd-up.sh and operator-up.sh. Exits 1 unless a cluster runs
+# from $STATE and answers, and none of NAME... runs yet; then defines kubectl (the cluster's own,
+# as its admin).
+need_cluster_without() {
+  if ! recorded_pid kube-apiserver > /dev/null || [ ! -f "$STATE/run/node-bin" ]; then
+    echo "$PROG: no cluster is running from $STATE (start one with make cluster-up)" >&2
+    exit 1
+  fi
+  NODE_BIN=$(cat "$STATE/run/node-bin")
+  kubectl() { "$NODE_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
+  if ! kubectl --request-timeout=5s get --raw /readyz > /dev/null 2>&1; then
+    echo "$PROG: the API server of the cluster in $STATE does not answer" >&2
+    exit 1
+  fi
+  local name pid
+  for name in "$@"; do
+    if pid=$(recorded_pid "$name"); then
+      echo "$PROG: $name is running already (PID $pid); ${PROG%-up}-down.sh stops it" >&2
+      exit 1
+    fi
+  done
 }
