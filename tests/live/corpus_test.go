@@ -28,17 +28,7 @@ func TestCorpus(t *testing.T) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		t.Skipf("SKIPPED: the corpus is not at %s (../shared is absent)", dir)
 	}
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".yaml") {
-			files = append(files, p)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(files)
+	files := corpusFiles(t, dir)
 
 	var mu sync.Mutex
 	rows := map[string]string{}
@@ -100,6 +90,33 @@ func TestCorpus(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(suite.repo, "bin", "live-corpus.md"), []byte(table.String()), 0o644); err != nil {
 		t.Error(err)
 	}
+}
+
+// corpusFiles lists the corpus's MiniCluster files (*.yaml under dir), sorted.
+func corpusFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".yaml") {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	slices.Sort(files)
+	return files
+}
+
+// namespaceFor is a namespace name (without namespace's "live-") for a corpus file: the prefix
+// and the file's path, within the length a namespace may have.
+func namespaceFor(prefix, rel string) string {
+	ns := prefix + "-" + strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(strings.TrimSuffix(rel, ".yaml")), "-"), "-")
+	if len(ns) > 52 {
+		ns = strings.TrimRight(ns[:52], "-")
+	}
+	return ns
 }
 
 // What the stand-in application image (Debian minbase with Python) can run.
@@ -219,11 +236,7 @@ func commands(src string) []string {
 // the corpus has a test.out.correct); a persistent one has every rank reachable from rank 0.
 func runCorpusFile(t *testing.T, rel string, src, rendered []byte, step *string) string {
 	t.Helper()
-	ns := "corpus-" + strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(strings.TrimSuffix(rel, ".yaml")), "-"), "-")
-	if len(ns) > 55 {
-		ns = strings.TrimRight(ns[:55], "-")
-	}
-	ns = namespace(t, ns)
+	ns := namespace(t, namespaceFor("corpus", rel))
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "rendered.yaml"), rendered, 0o644); err != nil {
 		t.Fatal(err)

@@ -2,12 +2,14 @@ package live
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,35 +24,120 @@ const operatorDefaultView = "ghcr.io/converged-computing/flux-view-ubuntu:tag-no
 // from ../shared/vendor with its real keygen, with the RBAC of its own config/), given the
 // MiniCluster in one namespace; our render of it applied in another. Both sides get the same
 // stand-in images (standIn: on the operator's side in the MiniCluster, on ours in the output).
+// The MiniClusters: hello-world, batch, a persistent cluster, and every file of the operator's
+// corpus that tests/live can run (TestCorpus's rule); a corpus file that one side refuses is
+// applied to the other alone, and its row gives both answers.
 // It compares the end states: the Job completed or kept running, the ranks that joined, each
 // rank's output, and the objects that exist, by role. One row per MiniCluster: same, better (with
-// why), or different, which fails the test.
+// the rules of docs/differences-from-operator.md that say why), or different, which fails the
+// test. The table is logged and written to bin/live-operator.md.
 func TestOperatorLive(t *testing.T) {
 	requireImages(t)
 	needOperator(t)
-	cases := []struct{ name, file string }{
+	type row struct{ file, outcome string }
+	var rows []*row
+	for _, c := range []struct{ name, file string }{
 		{"hello-world", "examples/hello-world/minicluster.yaml"},
 		{"batch", "examples/batch/minicluster.yaml"},
 		{"persistent", "tests/live/testdata/interactive.yaml"},
-	}
-	rows := make([]string, len(cases))
-	for i, c := range cases {
+	} {
+		r := &row{file: c.file, outcome: "not run"}
+		rows = append(rows, r)
 		t.Run(c.name, func(t *testing.T) {
-			outcome := "FAILED (the test's log has the reason)"
-			defer func() { rows[i] = outcome }()
-			outcome = sideBySide(t, c.name, filepath.Join(suite.repo, c.file))
+			r.outcome = "FAILED (the test's log has the reason)"
+			r.outcome = sideBySide(t, c.name, filepath.Join(suite.repo, c.file), nil)
 		})
 	}
+	corpus := envOr("MINICLUSTER_FN_CORPUS", filepath.Join(suite.repo, "..", "shared", "corpus", "flux-operator-examples"))
+	files, _ := filepath.Glob(filepath.Join(corpus, "*"))
+	if len(files) == 0 {
+		t.Logf("SKIPPED: the corpus is not at %s (../shared is absent): its files are not in the table", corpus)
+	}
+	t.Run("corpus", func(t *testing.T) {
+		for _, file := range corpusFiles(t, corpus) {
+			rel, _ := filepath.Rel(corpus, file)
+			r := &row{file: "corpus/" + rel, outcome: "not run"}
+			rows = append(rows, r)
+			t.Run(rel, func(t *testing.T) {
+				src, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := namespaceFor("c", rel)
+				if _, err := run(filepath.Dir(file), suite.fn, "render", file); err != nil {
+					t.Parallel()
+					r.outcome = "FAILED (the test's log has the reason)"
+					r.outcome = refusedByUs(t, name, file, err)
+					return
+				}
+				if why := cannotRunHere(string(src)); why != "" {
+					r.outcome = "skipped: " + why
+					t.Skip(why)
+				}
+				t.Parallel()
+				r.outcome = "FAILED (the test's log has the reason)"
+				var failure *operatorFailure
+				if f, ok := operatorFailures[rel]; ok {
+					failure = &f
+				}
+				r.outcome = sideBySide(t, name, file, failure)
+			})
+		}
+	})
 	var table strings.Builder
-	table.WriteString("| MiniCluster | file | outcome |\n|---|---|---|\n")
-	for i, c := range cases {
-		fmt.Fprintf(&table, "| %s | %s | %s |\n", c.name, c.file, rows[i])
+	table.WriteString("| MiniCluster | outcome |\n|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&table, "| %s | %s |\n", r.file, r.outcome)
 	}
 	t.Logf("the operator and minicluster-fn side by side:\n%s", table.String())
+	if err := os.WriteFile(filepath.Join(suite.repo, "bin", "live-operator.md"), []byte(table.String()), 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
+// refusedByUs: a file that our render refuses goes to the operator alone. Its row gives our
+// message and what the operator made of the file (the API server may prune what its schema lacks).
+func refusedByUs(t *testing.T, name, file string, ours error) string {
+	mc, _ := operatorMiniCluster(t, file)
+	instance, _ := mc["metadata"].(map[string]any)["name"].(string)
+	opNS := namespace(t, "op-"+name)
+	manifest, err := json.Marshal(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	operator := ""
+	if _, err := kube(manifest, "apply", "--server-side", "-n", opNS, "-f", "-"); err != nil {
+		operator = "refused it too: " + firstLine(err.Error())
+	} else {
+		operatorJob(t, opNS, instance)
+		operator = "accepted it and made its Job"
+	}
+	// Our message without the command and the file's path: from the object on.
+	msg := firstLine(ours.Error())
+	if i := strings.Index(msg, "MiniCluster/"); i >= 0 {
+		msg = msg[i:]
+	}
+	return fmt.Sprintf("refused by us: %q; the operator %s (D-strict-input)", msg, operator)
+}
+
+// operatorFailure is what the operator's side of a MiniCluster is known to do instead of reaching
+// its end state: the log line that shows it, of one of its broker pods' containers, or (container
+// "") of the operator's manager, and the rule of docs/differences-from-operator.md that explains it.
+type operatorFailure struct{ container, evidence, rule string }
+
+// operatorFailures, by corpus file.
+var operatorFailures = map[string]operatorFailure{
+	// A volume with only a path: the operator's Job has a PersistentVolumeClaim volume with an
+	// empty claim name, which the API server refuses, so no Job is ever made.
+	"tests/batch/minicluster.yaml": {"", "persistentVolumeClaim.claimName: Required value", "F-empty-claim"},
+	// The sidecar's start script waits for <mountPath>/view/run/flux/local; the broker's socket is
+	// <mountPath>/config/run/flux/local. flux proxy fails, and the container restarts.
+	"tests/flux-sidecar/minicluster.yaml": {"flux-queue", "broker socket /mnt/flux/view/run/flux/local was not found", "F-sidecar-socket"},
 }
 
 // sideBySide applies one MiniCluster both ways, waits for both end states and compares them.
-func sideBySide(t *testing.T, name, file string) string {
+// failure, if not nil, is what the operator's side does instead (then only ours must complete).
+func sideBySide(t *testing.T, name, file string, failure *operatorFailure) string {
 	mc, spec := operatorMiniCluster(t, file)
 	instance, _ := mc["metadata"].(map[string]any)["name"].(string)
 	size := 1
@@ -79,7 +166,10 @@ func sideBySide(t *testing.T, name, file string) string {
 	apply(t, kustomizeBuild(t, dir))
 
 	// The operator names the broker Job after the MiniCluster; ours is <name>-<hash>.
-	opJob := operatorJob(t, opNS, instance)
+	opJob := instance
+	if failure == nil || failure.container != "" {
+		operatorJob(t, opNS, instance)
+	}
 	ourJob := brokerJob(t, ourNS, instance).Metadata.Name
 	var end string
 	// Rules of docs/differences-from-operator.md that explain a difference of the logs.
@@ -93,35 +183,65 @@ func sideBySide(t *testing.T, name, file string) string {
 		}
 		end = fmt.Sprintf("both running, %d ranks reachable from rank 0", size)
 	} else {
-		jobComplete(t, opNS, opJob, completeLimit)
-		jobComplete(t, ourNS, ourJob, completeLimit)
-		checkAllExitedZero(t, opNS, opJob, size)
-		checkAllExitedZero(t, ourNS, ourJob, size)
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if failure != nil {
+			seen := operatorFailed(t, opNS, opJob, *failure)
+			jobComplete(t, ourNS, ourJob, completeLimit+sleeps(string(src)))
+			checkAllExitedZero(t, ourNS, ourJob, size)
+			logRules[failure.rule] = true
+			who := "the operator's " + failure.container + " container"
+			if failure.container == "" {
+				who = "the operator makes no Job"
+			}
+			end = fmt.Sprintf("ours: Job complete %d/%d; %s: %q", size, size, who, seen)
+			size = 0
+		} else {
+			jobComplete(t, opNS, opJob, completeLimit+sleeps(string(src)))
+			jobComplete(t, ourNS, ourJob, completeLimit+sleeps(string(src)))
+			checkAllExitedZero(t, opNS, opJob, size)
+			checkAllExitedZero(t, ourNS, ourJob, size)
+			end = fmt.Sprintf("both Jobs complete %d/%d, each rank's output the same", size, size)
+		}
 		logging, _ := spec["logging"].(map[string]any)
 		quiet, _ := logging["quiet"].(bool)
+		if !quiet && size > 0 {
+			// Without logging.quiet both sides' scripts print their own progress, which differs
+			// on purpose (D-scripts): only the end state is compared.
+			end = fmt.Sprintf("both Jobs complete %d/%d; logs not compared (logging.quiet is off)", size, size)
+			size = 0
+		}
 		for i := range size {
 			index := fmt.Sprint(i)
-			opLog := normalizeLog(brokerLog(t, opNS, jobPod(t, opNS, opJob, index)), opJob)
-			ourLog := normalizeLog(brokerLog(t, ourNS, jobPod(t, ourNS, ourJob, index)), ourJob)
+			opLog := brokerLog(t, opNS, jobPod(t, opNS, opJob, index))
 			// D-quiet-workers: the operator's worker ranks print their flux start line even with
 			// logging.quiet; ours are quiet on every rank.
 			if quiet && i > 0 {
 				if kept := workerStartLine.ReplaceAllString(opLog, ""); kept != opLog {
-					opLog = strings.TrimSpace(kept)
+					opLog = kept
 					logRules["D-quiet-workers"] = true
 				}
 			}
+			opLog = normalizeLog(opLog, opJob)
+			ourLog := normalizeLog(brokerLog(t, ourNS, jobPod(t, ourNS, ourJob, index)), ourJob)
 			if opLog != ourLog {
 				t.Errorf("rank %s's output differs:\noperator:\n%s\nours:\n%s", index, opLog, ourLog)
 			}
 		}
-		end = fmt.Sprintf("both Jobs complete %d/%d, each rank's output the same", size, size)
 	}
 	t.Logf("%s: end states reached %.1fs after the apply", name, time.Since(start).Seconds())
 
-	opRoles, ourRoles := objectRoles(t, opNS, opJob), objectRoles(t, ourNS, ourJob)
-	t.Logf("objects by role: operator %q; ours %q", opRoles, ourRoles)
-	why := rolesCompared(t, opRoles, ourRoles, logRules)
+	var why []string
+	if failure != nil && failure.container == "" {
+		// The operator made no broker Job: there is nothing to compare the objects with.
+		why = rolesCompared(t, nil, nil, logRules)
+	} else {
+		opRoles, ourRoles := objectRoles(t, opNS, opJob), objectRoles(t, ourNS, ourJob)
+		t.Logf("objects by role: operator %q; ours %q", opRoles, ourRoles)
+		why = rolesCompared(t, opRoles, ourRoles, logRules)
+	}
 	if t.Failed() {
 		return "different (the test's log has the reason)"
 	}
@@ -171,7 +291,7 @@ func operatorJob(t *testing.T, ns, instance string) string {
 	waitFor(t, "the operator's Job "+instance, time.Minute, func() (bool, string, error) {
 		var j job
 		err := getObject(&j, ns, "jobs", instance)
-		if err == errNotFound {
+		if errors.Is(err, errNotFound) {
 			return false, "", nil
 		}
 		return err == nil, "", err
@@ -188,12 +308,67 @@ func getJob(t *testing.T, ns, name string) job {
 	return j
 }
 
-// workerStartLine is the line the operator's worker ranks print before flux start.
-var workerStartLine = regexp.MustCompile(`(?m)^🌀 flux start .*$`)
+// operatorFailed waits until a container of the operator's broker pods logs the failure's
+// evidence, and returns that line.
+func operatorFailed(t *testing.T, ns, jobName string, f operatorFailure) string {
+	t.Helper()
+	var line string
+	if f.container == "" {
+		manager := filepath.Join(suite.state, "log", "flux-operator.log")
+		waitFor(t, "the operator's manager to log "+strconv.Quote(f.evidence)+" for "+ns, runningLimit, func() (bool, string, error) {
+			log, err := os.ReadFile(manager)
+			for _, l := range strings.Split(string(log), "\n") {
+				if strings.Contains(l, ns) && strings.Contains(l, f.evidence) {
+					// The manager's JSON line: its error text is what a user would read.
+					line = l
+					if m := regexp.MustCompile(`"error": "((?:[^"\\]|\\.)*)"`).FindStringSubmatch(l); m != nil {
+						line = strings.ReplaceAll(m[1], `\"`, `"`)
+					}
+					return true, "", nil
+				}
+			}
+			return false, "", err
+		})
+		return line
+	}
+	waitFor(t, "the operator's "+f.container+" container to log "+strconv.Quote(f.evidence), runningLimit, func() (bool, string, error) {
+		for _, p := range pods(t, ns, "batch.kubernetes.io/job-name="+jobName) {
+			out, _ := kube(nil, "-n", ns, "logs", p.Metadata.Name, "-c", f.container)
+			for _, l := range strings.Split(out, "\n") {
+				if strings.Contains(l, f.evidence) {
+					line = strings.TrimSpace(l)
+					return true, "", nil
+				}
+			}
+		}
+		return false, podsState(t, ns, "batch.kubernetes.io/job-name="+jobName), nil
+	})
+	return line
+}
 
-// normalizeLog: a rank's log with the broker Job's name (in the pods' hostnames) replaced.
+// workerStartLine is the line the operator's worker ranks print before flux start.
+var workerStartLine = regexp.MustCompile(`(?m)^🌀 flux start .*\n?`)
+
+// Values that differ from run to run in any two logs: Flux job IDs, durations, clock times.
+var (
+	fluxJobID = regexp.MustCompile(`ƒ[1-9A-HJ-NP-Za-km-z]+|\bshell-f[1-9A-HJ-NP-Za-km-z]+`)
+	duration  = regexp.MustCompile(`\b\d+(?:\.\d+)?s\b|\b\d+:\d{2}(?:\.\d+)?\b`)
+)
+
+// normalizeLog: a rank's log with the broker Job's name (in the pods' hostnames), Flux job IDs and
+// durations replaced, and its lines sorted: tasks that run at once print in any order.
 func normalizeLog(log, jobName string) string {
-	return strings.TrimSpace(strings.ReplaceAll(log, jobName, "<job>"))
+	log = strings.ReplaceAll(log, jobName, "<job>")
+	log = fluxJobID.ReplaceAllString(log, "ƒ<id>")
+	log = duration.ReplaceAllString(log, "<time>")
+	var lines []string
+	for _, line := range strings.Split(log, "\n") {
+		if line = strings.TrimRight(line, " \t"); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }
 
 // objectRoles names what exists in the namespace by role, not by name: the broker Job, the
@@ -216,6 +391,12 @@ func objectRoles(t *testing.T, ns, brokerJobName string) []string {
 	if err := json.Unmarshal([]byte(out), &list); err != nil {
 		t.Fatal(err)
 	}
+	var brokerLabels []map[string]string
+	for _, o := range list.Items {
+		if o.Kind == "Pod" && o.Metadata.Labels["batch.kubernetes.io/job-name"] == brokerJobName {
+			brokerLabels = append(brokerLabels, o.Metadata.Labels)
+		}
+	}
 	for _, o := range list.Items {
 		component := o.Metadata.Labels[labelComponent]
 		switch {
@@ -232,8 +413,16 @@ func objectRoles(t *testing.T, ns, brokerJobName string) []string {
 			}
 		case o.Kind == "Job" && o.Metadata.Name == brokerJobName:
 			roles = append(roles, "broker Job")
-		case o.Kind == "Service" && o.Spec["clusterIP"] == "None":
-			roles = append(roles, "headless Service")
+		case o.Kind == "Service":
+			// By what it selects: broker pods (headless or not), or others.
+			role := "Service " + o.Metadata.Name
+			if selector, _ := o.Spec["selector"].(map[string]any); selectsAny(selector, brokerLabels) {
+				role = "broker Service"
+			}
+			if o.Spec["clusterIP"] == "None" {
+				role += " (headless)"
+			}
+			roles = append(roles, role)
 		case o.Kind == "ConfigMap" || o.Kind == "Secret" && o.Data["curve.cert"] != nil:
 			// One object may have both roles: the operator's entrypoint ConfigMap also holds the
 			// certificate.
@@ -259,6 +448,25 @@ func objectRoles(t *testing.T, ns, brokerJobName string) []string {
 	return roles
 }
 
+// selectsAny: the selector (not empty) matches the labels of one of the pods.
+func selectsAny(selector map[string]any, pods []map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for _, labels := range pods {
+		matches := true
+		for k, v := range selector {
+			if labels[k] != fmt.Sprint(v) {
+				matches = false
+			}
+		}
+		if matches {
+			return true
+		}
+	}
+	return false
+}
+
 // mountedByBrokers: the broker Job's pod template mounts the ConfigMap.
 func mountedByBrokers(t *testing.T, ns, jobName, configMap string) bool {
 	t.Helper()
@@ -266,24 +474,21 @@ func mountedByBrokers(t *testing.T, ns, jobName, configMap string) bool {
 	return slices.Contains(strings.Fields(out), configMap)
 }
 
-// ourBetterObjects are the roles only our side has, or has instead of the operator's, each with
-// the rule of docs/differences-from-operator.md that says why.
-var ourBetterObjects = map[string]string{
-	"keygen Job":            "D-keygen",
-	"keygen Pod":            "D-keygen",
-	"keygen ServiceAccount": "D-keygen",
-	"keygen Role":           "D-keygen",
-	"keygen RoleBinding":    "D-keygen",
-	"certificate Secret":    "D-curve-secret",
+// objectDifferences are the roles that differ between the sides on purpose, each with the rule of
+// docs/differences-from-operator.md that says why: a role of the operator's that ours replaces,
+// or (operator "") a role only ours has.
+var objectDifferences = []struct{ operator, ours, rule string }{
+	{"", "keygen Job", "D-keygen"},
+	{"", "keygen Pod", "D-keygen"},
+	{"", "keygen ServiceAccount", "D-keygen"},
+	{"", "keygen Role", "D-keygen"},
+	{"", "keygen RoleBinding", "D-keygen"},
+	{"certificate ConfigMap", "certificate Secret", "D-curve-secret"},
+	{"broker Service", "broker Service (headless)", "D-minimal-service"},
 }
 
-// operatorOnlyObjects are the roles only the operator's side has that ours replaces on purpose.
-var operatorOnlyObjects = map[string]string{
-	"certificate ConfigMap": "D-curve-secret",
-}
-
-// rolesCompared compares the roles of both sides: a difference that a rule explains is added to
-// rules; any other fails the test. It returns the rules, each checked to be in
+// rolesCompared compares the roles of both sides. A difference in objectDifferences adds its rule
+// to rules; any other fails the test. It returns the rules, each checked to be in
 // docs/differences-from-operator.md: why ours is better.
 func rolesCompared(t *testing.T, op, ours []string, rules map[string]bool) []string {
 	t.Helper()
@@ -295,25 +500,23 @@ func rolesCompared(t *testing.T, op, ours []string, rules map[string]bool) []str
 		return m
 	}
 	opN, ourN := count(op), count(ours)
-	for role, n := range ourN {
-		if opN[role] == n {
+	for _, d := range objectDifferences {
+		if ourN[d.ours] == 0 || opN[d.ours] != 0 || (d.operator != "" && (opN[d.operator] == 0 || ourN[d.operator] != 0)) {
 			continue
 		}
-		if rule, ok := ourBetterObjects[role]; ok && opN[role] == 0 {
-			rules[rule] = true
-			continue
-		}
-		t.Errorf("objects: %d %q on our side, %d on the operator's", n, role, opN[role])
+		rules[d.rule] = true
+		delete(ourN, d.ours)
+		delete(opN, d.operator)
 	}
-	for role, n := range opN {
-		if ourN[role] != 0 {
-			continue
+	for _, role := range slices.Sorted(maps.Keys(ourN)) {
+		if opN[role] != ourN[role] {
+			t.Errorf("objects: %d %q on our side, %d on the operator's", ourN[role], role, opN[role])
 		}
-		if rule, ok := operatorOnlyObjects[role]; ok {
-			rules[rule] = true
-			continue
+	}
+	for _, role := range slices.Sorted(maps.Keys(opN)) {
+		if ourN[role] == 0 {
+			t.Errorf("objects: %d %q on the operator's side, none on ours", opN[role], role)
 		}
-		t.Errorf("objects: %d %q on the operator's side, none on ours", n, role)
 	}
 	docs, err := os.ReadFile(filepath.Join(suite.repo, "docs", "differences-from-operator.md"))
 	if err != nil {
