@@ -146,24 +146,8 @@ func sideBySide(t *testing.T, name, file string, failure *operatorFailure) strin
 	}
 	interactive, _ := spec["interactive"].(bool)
 
-	// Both sides at once, as a user would see them on one node.
-	opNS, ourNS := namespace(t, "op-"+name), namespace(t, "ours-"+name)
-	manifest, err := json.Marshal(mc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	start := time.Now()
-	apply(t, manifest, "-n", opNS)
-	rendered, err := run(filepath.Dir(file), suite.fn, "render", file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "rendered.yaml"), rendered, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	overlayIn(t, dir, ourNS, rendered, "rendered.yaml")
-	apply(t, kustomizeBuild(t, dir))
+	opNS, ourNS := applyBoth(t, name, file, mc)
 
 	// The operator names the broker Job after the MiniCluster; ours is <name>-<hash>.
 	opJob := instance
@@ -249,6 +233,29 @@ func sideBySide(t *testing.T, name, file string, failure *operatorFailure) strin
 		return "same: " + end
 	}
 	return "better: " + end + "; " + strings.Join(why, "; ")
+}
+
+// applyBoth applies the MiniCluster to the operator in namespace op-<name> and our render of the
+// file in ours-<name>, at once, as a user would see them on one node.
+func applyBoth(t *testing.T, name, file string, mc map[string]any) (opNS, ourNS string) {
+	t.Helper()
+	opNS, ourNS = namespace(t, "op-"+name), namespace(t, "ours-"+name)
+	manifest, err := json.Marshal(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, manifest, "-n", opNS)
+	rendered, err := run(filepath.Dir(file), suite.fn, "render", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rendered.yaml"), rendered, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	overlayIn(t, dir, ourNS, rendered, "rendered.yaml")
+	apply(t, kustomizeBuild(t, dir))
+	return opNS, ourNS
 }
 
 // operatorMiniCluster is the MiniCluster as the operator gets it: the file as JSON (the API
