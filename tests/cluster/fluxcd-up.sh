@@ -35,16 +35,7 @@ EOF
 # --- the controllers -----------------------------------------------------------------------------
 # From here on a failure stops what was started (the CRDs and the namespace stay, like the
 # cluster's other objects).
-up_failed() {
-  local rc=$?
-  trap - EXIT
-  if [ "$rc" != 0 ]; then
-    echo "fluxcd-up: failed; stopping what was started (fluxcd-down.sh)" >&2
-    "$here/fluxcd-down.sh" >&2 || true
-  fi
-  exit "$rc"
-}
-trap up_failed EXIT
+stop_on_failure "$here/fluxcd-down.sh"
 
 data=$STATE/fluxcd
 mkdir -p "$data/storage" "$data/home" "$data/tmp"

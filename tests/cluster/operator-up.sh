@@ -62,16 +62,7 @@ current-context: operator
 KUBECONFIG
 umask 022
 
-up_failed() {
-  local rc=$?
-  trap - EXIT
-  if [ "$rc" != 0 ]; then
-    echo "operator-up: failed; stopping what was started (operator-down.sh)" >&2
-    "$here/operator-down.sh" >&2 || true
-  fi
-  exit "$rc"
-}
-trap up_failed EXIT
+stop_on_failure "$here/operator-down.sh"
 
 say "flux-operator"
 start flux-operator env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$data/home" KUBECONFIG="$data/kubeconfig" \

@@ -30,6 +30,21 @@ fail() {
   echo "----" >&2
   exit 1
 }
+# stop_on_failure DOWN: from here on, an exit with a non-zero status runs the script DOWN to stop
+# what was started; `trap - EXIT` ends that once all is up.
+stop_on_failure() {
+  STOP_ON_FAILURE=$1
+  trap stop_on_failure_exit EXIT
+}
+stop_on_failure_exit() {
+  local rc=$?
+  trap - EXIT
+  if [ "$rc" != 0 ]; then
+    echo "$PROG: failed; stopping what was started (${STOP_ON_FAILURE##*/})" >&2
+    "$STOP_ON_FAILURE" >&2 || true
+  fi
+  exit "$rc"
+}
 # wait_for NAME SECONDS COMMAND...: waits until COMMAND succeeds while NAME's process lives.
 wait_for() {
   local name=$1 limit=$2; shift 2

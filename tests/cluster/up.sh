@@ -81,16 +81,7 @@ mkdir -p "$STATE"/{run,log,pki,config,host-before,containerd,cni/net.d,cni/ipam,
 echo "$NODE_BIN" > "$STATE/run/node-bin"
 
 # From here on a failure stops what was started.
-up_failed() {
-  local rc=$?
-  trap - EXIT
-  if [ "$rc" != 0 ]; then
-    echo "cluster-up: failed; stopping what was started (down.sh)" >&2
-    "$here/down.sh" >&2 || true
-  fi
-  exit "$rc"
-}
-trap up_failed EXIT
+stop_on_failure "$here/down.sh"
 
 # --- host state to restore -----------------------------------------------------------------------
 for s in "${HOST_SYSCTLS[@]}"; do
