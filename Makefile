@@ -16,7 +16,7 @@ export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
 .PHONY: all deps build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
-  cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down argocd-components operator-up operator-down live bench-live
+  cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down argocd-up argocd-down argocd-components operator-up operator-down live bench-live
 
 all: build
 
@@ -153,6 +153,18 @@ fluxcd-down:
 ## 3.5-5 min and 1.8 GB cold); prints that directory
 argocd-components:
 	@tests/cluster/build-argocd.sh
+
+## argocd-up: those components as host processes against the running cluster, with Debian's redis
+## (tests/cluster/argocd-up.sh): their CRDs, namespace argocd with argocd-cm, argocd-secret and the
+## AppProject default; the repo server and the plugin sidecar get bin/kustomize and
+## bin/minicluster-fn on their PATH; ports 18097-18100 on 127.0.0.1, logs in $$MINICLUSTER_FN_CLUSTER_STATE/log
+argocd-up: build bin/kustomize
+	tests/cluster/argocd-up.sh
+
+## argocd-down: stops exactly the components argocd-up started; the cluster keeps running
+## (cluster-down stops them too)
+argocd-down:
+	tests/cluster/argocd-down.sh
 
 ## operator-up: the Flux Framework operator's manager, built once per machine from
 ## ../shared/vendor with its real keygen (tests/cluster/build-operator.sh, cached in

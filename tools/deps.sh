@@ -14,12 +14,14 @@ unit_packages="shellcheck python3-zmq time podman runc git make"
 # endpoints. Their images (tests/images/build.sh): debootstrap for the Debian userland, patchelf to
 # point the flux view's RUNPATHs at its bundled libraries, flux-core's build dependencies (Lua
 # 5.3, since Debian 12's lua-posix has no 5.4) and flux-sched's (CMake, Boost Graph, yaml-cpp,
-# libedit; its configure step checks for Python's jsonschema).
+# libedit; its configure step checks for Python's jsonschema). Argo CD's components keep their
+# caches in redis (tests/cluster/argocd-up.sh runs Debian's on the loopback; installing it starts
+# no service where policy-rc.d forbids it, as in containers).
 live_packages="containerd runc containernetworking-plugins nftables iproute2 openssl curl
   debootstrap patchelf autoconf automake libtool make pkg-config gcc g++ libzmq3-dev libczmq-dev
   libjansson-dev liblz4-dev libhwloc-dev libsodium-dev libarchive-dev libsqlite3-dev uuid-dev libmunge-dev
   lua5.3 liblua5.3-dev lua-posix python3-dev python3-cffi python3-yaml python3-ply aspell jq
-  cmake libboost-dev libboost-graph-dev libyaml-cpp-dev libedit-dev python3-jsonschema"
+  cmake libboost-dev libboost-graph-dev libyaml-cpp-dev libedit-dev python3-jsonschema redis-server"
 
 # shellcheck disable=SC2086 # lists of words
 if dpkg -s $unit_packages $live_packages >/dev/null 2>&1; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stops the live-test cluster that up.sh started from $STATE, and only that: Flux CD's controllers
 # if fluxcd-up.sh started them (fluxcd-down.sh), the operator's manager if operator-up.sh started
-# it (operator-down.sh), the PIDs up.sh recorded, the pods' processes in
+# it (operator-down.sh), Argo CD's components if argocd-up.sh started them (argocd-down.sh), the PIDs up.sh recorded, the pods' processes in
 # the kubelet's kubepods cgroups, and the containerd shims serving $STATE's socket. Then removes
 # what those made on the host (pod network namespaces, mounts under $STATE, kubepods cgroups,
 # kube-proxy's nftables tables, the bridge, CNI result files), restores the sysctls up.sh
@@ -24,9 +24,11 @@ NODE_BIN=$(cat "$STATE/run/node-bin" 2>/dev/null || true)
 ctr_k8s() { ctr --address "$CONTAINERD_SOCK" -n k8s.io "$@"; }
 
 # 1. No new pods: stop Flux CD's controllers (kustomize-controller would apply deleted objects
-#    again) and the operator (it would make its Jobs again), Kubernetes' controllers and the scheduler, then let the kubelet stop the pods the
+#    again), Argo CD's (its controller would too) and the operator (it would make its Jobs
+#    again), Kubernetes' controllers and the scheduler, then let the kubelet stop the pods the
 #    normal way (CNI DEL, sandbox stop), for a bounded time.
 "$here/fluxcd-down.sh"
+"$here/argocd-down.sh"
 "$here/operator-down.sh"
 stop_component kube-controller-manager
 stop_component kube-scheduler
@@ -122,7 +124,7 @@ fi
 
 # 8. Check that nothing is left.
 left=()
-for name in "${FLUXCD_COMPONENTS[@]}" "${OPERATOR_COMPONENTS[@]}" "${COMPONENTS[@]}"; do
+for name in "${FLUXCD_COMPONENTS[@]}" "${ARGOCD_COMPONENTS[@]}" "${OPERATOR_COMPONENTS[@]}" "${COMPONENTS[@]}"; do
   pid=$(recorded_pid "$name") && left+=("process $name (PID $pid)")
 done
 for pid in $(our_processes); do [ "$pid" = $$ ] || left+=("process $pid: $({ tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null)"); done

@@ -36,6 +36,12 @@ KUSTOMIZE_CONTROLLER_HEALTH_PORT=18094
 # The Flux Framework operator's manager (operator-up.sh), on the host's loopback.
 OPERATOR_METRICS_PORT=18095
 OPERATOR_HEALTH_PORT=18096
+# Argo CD's components (argocd-up.sh), on the host's loopback: redis, the repo server's gRPC and
+# metrics ports, the application controller's metrics port (both metrics ports serve /healthz).
+ARGOCD_REDIS_PORT=18097
+ARGOCD_REPO_SERVER_PORT=18098
+ARGOCD_REPO_SERVER_METRICS_PORT=18099
+ARGOCD_CONTROLLER_METRICS_PORT=18100
 
 NODE_NAME=$(hostname | tr '[:upper:]' '[:lower:]')
 CONTAINERD_SOCK=$STATE/containerd/containerd.sock
@@ -53,3 +59,5 @@ COMPONENTS=(containerd etcd kube-apiserver kube-controller-manager kube-schedule
 FLUXCD_COMPONENTS=(source-controller kustomize-controller)
 # The operator's manager, started by operator-up.sh and stopped by operator-down.sh, or down.sh.
 OPERATOR_COMPONENTS=(flux-operator)
+# Argo CD's, in start order, started by argocd-up.sh and stopped by argocd-down.sh, or down.sh.
+ARGOCD_COMPONENTS=(argocd-redis argocd-repo-server argocd-cmp-server argocd-application-controller)
