@@ -1,7 +1,7 @@
 {{- /* view: where the flux view and the config tree are. Used by wait.sh and start.sh. */ -}}
 {{define "view" -}}
 # The flux view (copied to the shared volume by the init container) and the config tree.
-viewbase={{shq .MountPath}}
+viewbase={{shq .Pod.Base}}
 {{- if .ViewDisabled}}
 # shellcheck disable=SC2034 # unused with flux.container.disable, kept for commands.* hooks
 {{- end}}

@@ -3,7 +3,7 @@
 # Ready means "this broker has joined the instance and the instance runs": the local broker,
 # asked through its socket as the container's user, is in state "run" (the
 # main broker reaches it once its quorum has joined, the others after they joined it).
-viewbase={{shq .MountPath}}
+viewbase={{shq .Pod.Base}}
 {{- if not .ViewDisabled}}
 export PATH="${PATH}:${viewbase}/view/bin"
 {{- end}}

@@ -116,7 +116,7 @@ echo "Hello user $(id -un 2> /dev/null || id -u)"
 # other can read. The mounted one is mode 0400 (0440 with the pod's fsGroup, to which kubelet gives
 # it) and owned by root, so it is copied to a file only this user can read. Never printed.
 curvepath="${configroot}/curve/curve.cert"
-if [[ ! -r {{shq .CurveSource}} ]]; then
+if [[ ! -r {{shq .Pod.CurveSource}} ]]; then
   echo "cannot read the mounted CURVE certificate as user $(id -u): it is mode 0400 and owned by root; set spec.pod.securityContext.fsGroup (kubelet then gives the pod's group read access) or run the broker container as root" >&2
   exit 1
 fi
@@ -129,7 +129,7 @@ for dir in "${configroot}/curve" "${configroot}/run/flux" "${configroot}/var/lib
   fi
 done
 rm -f "${curvepath}"
-(umask 077 && cp {{shq .CurveSource}} "${curvepath}")
+(umask 077 && cp {{shq .Pod.CurveSource}} "${curvepath}")
 chmod 0600 "${curvepath}"
 
 # Resources of this node, for every host of the hostlist.
