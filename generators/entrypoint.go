@@ -94,7 +94,7 @@ func newScriptTemplate(name string) scriptTemplate {
 	}
 	return scriptTemplate{
 		parsed: sync.OnceValue(func() *template.Template { return parseScript(partsTemplate(), name) }),
-		size: int(info.Size()) + 1<<10,
+		size:   int(info.Size()) + 1<<10,
 	}
 }
 

@@ -588,7 +588,8 @@ func TestEntrypointMountPathNotHardcoded(t *testing.T) {
 				if strings.Contains(v, "/mnt/flux") {
 					t.Errorf("%s mentions /mnt/flux although mountPath is /opt/flux", k)
 				}
-				if (k == InitScriptKey || strings.HasPrefix(k, "wait-") || strings.HasPrefix(k, "start-")) && !strings.Contains(v, "viewbase=/opt/flux\n") {
+				if (strings.HasPrefix(k, "wait-") || strings.HasPrefix(k, "start-")) && !strings.Contains(v, "viewbase=/opt/flux\n") ||
+					k == InitScriptKey && !strings.Contains(v, "cp -R \"${view}/.\" /opt/flux/view/\n") && !strings.Contains(v, "cp -R /opt/view/. /opt/flux/view/\n") {
 					t.Errorf("%s does not use mountPath /opt/flux", k)
 				}
 			}
@@ -600,18 +601,18 @@ func TestEntrypointMountPathNotHardcoded(t *testing.T) {
 func TestEntrypointOverwriteNotAppend(t *testing.T) {
 	for _, c := range entrypointCases() {
 		t.Run(c.name, func(t *testing.T) {
-			data, _, _ := renderCase(t, c)
+			data, mc, _ := renderCase(t, c)
 			for k, v := range data {
 				if isScript(k) && strings.Contains(v, ">>") {
 					t.Errorf("%s appends to a file (>>)", k)
 				}
 			}
-			init := data[InitScriptKey]
-			if !strings.Contains(init, `printf '%s\n' "${brokerconfig}" > "${configroot}/etc/flux/config/broker.toml"`) &&
-				!strings.Contains(init, `cp -f /flux_operator/broker.toml "${configroot}/etc/flux/config/broker.toml"`) {
+			init, pod := data[InitScriptKey], newPodLayout(mc.Spec.Flux.Container.MountPath)
+			if !strings.Contains(init, `printf '%s\n' "${brokerconfig}" > `+pod.BrokerConfig+"\n") &&
+				!strings.Contains(init, `cp -f /flux_operator/broker.toml `+pod.BrokerConfig+"\n") {
 				t.Error("flux-init.sh does not overwrite broker.toml")
 			}
-			if !strings.Contains(init, `printf '%s\n' "${hosts}" > "${configroot}/etc/flux/system/hostlist"`) {
+			if !strings.Contains(init, `printf '%s\n' "${hosts}" > `+pod.Hostlist+"\n") {
 				t.Error("flux-init.sh does not overwrite the hostlist")
 			}
 		})
@@ -627,38 +628,6 @@ func TestEntrypointOverwriteNotAppend(t *testing.T) {
 				t.Errorf("a second init run changed the config:\n%s\n---\n%s", first, second)
 			}
 		})
-	}
-}
-
-// Operator bug 10: the sidecar waited on <mountPath>/view/run/flux/local, the broker listened on
-// <mountPath>/config/run/flux/local.
-func TestEntrypointSocketPathAgreement(t *testing.T) {
-	data, _, _ := renderCase(t, caseNamed(t, "sidecar"))
-	localURI := regexp.MustCompile(`"-Slocal-uri=local://([^"]+)"`).FindStringSubmatch(data[WaitScriptKey(1)])
-	if localURI == nil {
-		t.Fatal("wait-1.sh has no -Slocal-uri")
-	}
-	rundir := regexp.MustCompile(`"-Srundir=([^"]+)"`).FindStringSubmatch(data[WaitScriptKey(1)])
-	for _, key := range []string{StartScriptKey(0), StartScriptKey(3)} {
-		waited := regexp.MustCompile(`(?m)^fluxsocket_path="([^"]+)"$`).FindStringSubmatch(data[key])
-		if waited == nil {
-			t.Fatalf("%s has no fluxsocket_path", key)
-		}
-		if waited[1] != localURI[1] {
-			t.Errorf("%s waits on %s, the broker's local-uri is %s", key, waited[1], localURI[1])
-		}
-		// With flux.disableSocket the broker's default local-uri is local://<rundir>/local.
-		if waited[1] != rundir[1]+"/local" {
-			t.Errorf("%s waits on %s, the broker's rundir socket is %s/local", key, waited[1], rundir[1])
-		}
-		if !strings.Contains(data[key], `export fluxsocket="local://${fluxsocket_path}"`) {
-			t.Errorf("%s does not export fluxsocket", key)
-		}
-	}
-	// Both scripts define configroot the same way.
-	re := regexp.MustCompile(`(?m)^(viewbase|configroot)=.*$`)
-	if a, b := re.FindAllString(data[WaitScriptKey(1)], -1), re.FindAllString(data[StartScriptKey(0)], -1); !slices.Equal(a, b) {
-		t.Errorf("wait and start define the paths differently: %v vs %v", a, b)
 	}
 }
 

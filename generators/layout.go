@@ -40,7 +40,7 @@ type podLayout struct {
 	BrokerConfigSource string // the broker.toml template (or flux.brokerConfig verbatim) there
 	CurveSource        string // the mounted certificate: owned by root, mode 0400 (0440 with fsGroup)
 	Home               string // HOME of a broker whose image gives it none
-	Software           string // the view's software, mounted from Base's ViewSoftware
+	Software           string // the view image's software; the other containers mount ViewSoftware there, where the view's links point
 	ViewImage          string // the view image's flux install (a link)
 	ViewImageDirs      string // where that link points: <dir>/<hash>
 	CustomScript       string // commands.script, written by the script that runs it
@@ -108,7 +108,7 @@ func newPodLayout(mountPath string) podLayout {
 		CronDir:      path.Join(system, "cron.d"),
 		Run:          run,
 		RunDir:       path.Join(run, "flux"),
-		Socket:       path.Join(run, "flux/local"),
+		Socket:       path.Join(run, "flux", "local"),
 		StateDir:     state,
 		ArchiveDB:    path.Join(state, "job-archive.sqlite"),
 		CurveDir:     path.Join(config, "curve"),

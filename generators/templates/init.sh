@@ -6,30 +6,27 @@ set -eu -o pipefail
 
 {{template "identity" .}}
 jobname="${host%-"${index}"}"
-viewbase={{shq .Pod.Base}}
-viewroot="${viewbase}/view"
-configroot="${viewbase}/config"
-export PATH="/opt/view/bin:${PATH}"
+export PATH={{shq (print .Pod.ViewImage "/bin:")}}"${PATH}"
 {{- if not .Quiet}}
-echo "Hello, I am ${host} (index ${index} of job ${jobname}), preparing ${viewbase}"
+echo "Hello, I am ${host} (index ${index} of job ${jobname}), preparing "{{shq .Pod.Base}}
 {{- end}}
 
-mkdir -p "${viewroot}" \
-  "${configroot}/etc/flux/config" \
-  "${configroot}/etc/flux/system/cron.d" \
-  "${configroot}/var/lib/flux" \
-  "${configroot}/run/flux" \
-  "${configroot}/curve"
+mkdir -p {{shq .Pod.View}} \
+  {{shq .Pod.ConfigDir}} \
+  {{shq .Pod.CronDir}} \
+  {{shq .Pod.StateDir}} \
+  {{shq .Pod.RunDir}} \
+  {{shq .Pod.CurveDir}}
 
 # The hostlist (rank order), for flux R encode in the broker container.
 hosts={{shq .Hostlist}}
-hosts="${hosts//@JOB_NAME@/"${jobname}"}"
-printf '%s\n' "${hosts}" > "${configroot}/etc/flux/system/hostlist"
+hosts="${hosts//{{.Pod.JobName}}/"${jobname}"}"
+printf '%s\n' "${hosts}" > {{shq .Pod.Hostlist}}
 {{- with .BrokerOwner}}
 
 # The broker container runs as {{.}} (its runAsUser:runAsGroup): it writes these directories,
 # and flux refuses a rundir or statedir that the instance owner does not own.
-if ! chown -R {{.}} "${configroot}/curve" "${configroot}/run" "${configroot}/var/lib/flux" "${configroot}/etc/flux/system"; then
+if ! chown -R {{.}} {{shq $.Pod.CurveDir}} {{shq $.Pod.Run}} {{shq $.Pod.StateDir}} {{shq $.Pod.SystemDir}}; then
   echo "cannot give the broker's directories to {{.}}: this init container runs as user $(id -u); run it as root or as the broker's user" >&2
   exit 1
 fi
@@ -37,7 +34,7 @@ fi
 {{- if .CustomBrokerConfig}}
 
 # spec.flux.brokerConfig, verbatim.
-cp -f {{shq .Pod.BrokerConfigSource}} "${configroot}/etc/flux/config/broker.toml"
+cp -f {{shq .Pod.BrokerConfigSource}} {{shq .Pod.BrokerConfig}}
 {{- else}}
 
 # The pods' DNS domain: kubelet writes "<ip> <host>.<subdomain>.<namespace>.svc.<cluster domain> <host>"
@@ -64,44 +61,44 @@ fi
 
 # The broker config: the ConfigMap's template with its placeholders replaced.
 brokerconfig="$(< {{shq .Pod.BrokerConfigSource}})"
-brokerconfig="${brokerconfig//@JOB_NAME@/"${jobname}"}"
-brokerconfig="${brokerconfig//@DNS_SUFFIX@/"${dnssuffix}"}"
-printf '%s\n' "${brokerconfig}" > "${configroot}/etc/flux/config/broker.toml"
+brokerconfig="${brokerconfig//{{.Pod.JobName}}/"${jobname}"}"
+brokerconfig="${brokerconfig//{{.Pod.DNSSuffix}}/"${dnssuffix}"}"
+printf '%s\n' "${brokerconfig}" > {{shq .Pod.BrokerConfig}}
 {{- end}}
 {{- if not .Quiet}}
 echo "Broker configuration:"
-cat "${configroot}/etc/flux/config/broker.toml"
+cat {{shq .Pod.BrokerConfig}}
 {{- end}}
 {{- if .ViewDisabled}}
 
 # flux.container.disable: the application image brings flux; copy what this image has at
-# /opt/view (if anything) for the config files.
-mkdir -p "${viewbase}/software"
-if [[ -d /opt/view ]]; then
-  cp -R /opt/view/. "${viewroot}/"
+# {{.Pod.ViewImage}} (if anything) for the config files.
+mkdir -p {{shq .Pod.ViewSoftware}}
+if [[ -d {{shq .Pod.ViewImage}} ]]; then
+  cp -R {{shq (print .Pod.ViewImage "/.")}} {{shq (print .Pod.View "/")}}
 fi
 {{- else}}
 
-# Copy the flux view (/opt/view links to /opt/views/._view/<hash>) and its software.
-view=/opt/view
-for candidate in /opt/views/._view/*; do
+# Copy the flux view ({{.Pod.ViewImage}} links to {{.Pod.ViewImageDirs}}/<hash>) and its software.
+view={{shq .Pod.ViewImage}}
+for candidate in {{shq .Pod.ViewImageDirs}}/*; do
   if [[ -d "${candidate}" ]]; then
     view="${candidate}"
     break
   fi
 done
 {{- if not .Quiet}}
-echo "Copying the flux view ${view} to ${viewroot}"
+echo "Copying the flux view ${view} to "{{shq .Pod.View}}
 {{- end}}
-cp -R "${view}/." "${viewroot}/"
-mkdir -p "${viewbase}/software"
-if [[ -d /opt/software ]]; then
-  cp -R /opt/software/. "${viewbase}/software/"
+cp -R "${view}/." {{shq (print .Pod.View "/")}}
+mkdir -p {{shq .Pod.ViewSoftware}}
+if [[ -d {{shq .Pod.Software}} ]]; then
+  cp -R {{shq (print .Pod.Software "/.")}} {{shq (print .Pod.ViewSoftware "/")}}
 fi
 {{- end}}
 
 # Marker: the shared volume is ready.
-touch "${viewbase}/flux-operator-done.txt"
+touch {{shq .Pod.InitDone}}
 {{- if not .Quiet}}
-echo "Setup of ${viewbase} is done."
+printf 'Setup of %s is done.\n' {{shq .Pod.Base}}
 {{- end}}
