@@ -907,6 +907,8 @@ func TestEntrypointRunBroker(t *testing.T) {
 		{name: "interactive", want: []string{"broker", "--config-path", "@CFG@", "@OPTS@"}},
 		{name: "launcher", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "snakemake", "--cores", "1", "--flux", "--jobs", "1"}},
 		{name: "batch", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "sh", "-c", `flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all`, "sh", "-n1"}},
+		{name: "batch-raw", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "sh", "-c", `flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all`, "sh", "-n1"}},
+		{name: "options", index: 1, want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@"}},
 		{name: "options", want: []string{"start", "--wrap=strace,-e,network", "-o", "--config", "@CFG@", "@OPTS@", "singularity", "exec", "--bind", "/data", "app.sif", "flux", "run", "-N", "4", "-n8", "--exclusive", "-o", "cpu-affinity=per-task", "--quiet", "--watch",
 			"python3", "-c", `import os; print('it\'s', os.environ['HOME'])`, "@HOME@", "$NOT_EXPANDED"}},
 	} {
@@ -914,7 +916,7 @@ func TestEntrypointRunBroker(t *testing.T) {
 			sb := newSandbox(t, caseNamed(t, tc.name))
 			sb.run(t, InitScriptKey, tc.index)
 			key := WaitScriptKey(0)
-			sb.run(t, key, tc.index)
+			stdout, _ := sb.run(t, key, tc.index)
 			mp := sb.mc.Spec.Flux.Container.MountPath
 			calls := sb.fluxCalls(t)
 			if len(calls) != 2 {
@@ -943,6 +945,11 @@ func TestEntrypointRunBroker(t *testing.T) {
 			if !slices.Equal(calls[1], want) {
 				t.Errorf("broker call =\n%q\nwant\n%q", calls[1], want)
 			}
+			if !sb.mc.Spec.Logging.Quiet {
+				if echoed := echoedBrokerCall(t, stdout); !slices.Equal(echoed, append([]string{"flux"}, calls[1]...)) {
+					t.Errorf("the echoed broker call, read as a shell reads it, is\n%q\nthe broker call is flux\n%q", echoed, calls[1])
+				}
+			}
 			if !slices.Contains(calls[1], "-Slog-stderr-mode=local") {
 				t.Error("no -Slog-stderr-mode=local")
 			}
@@ -970,6 +977,21 @@ func TestEntrypointRunBroker(t *testing.T) {
 			}
 		})
 	}
+}
+
+// echoedBrokerCall is the flux command line a broker script printed (after its mode, if any), split
+// into words by bash.
+func echoedBrokerCall(t *testing.T, stdout string) []string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^(?:(?:Batch|Launcher|Submit) mode: )?(flux (?:start|broker) .*)$`).FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("no flux command line in the output:\n%s", stdout)
+	}
+	out, err := exec.Command("/bin/bash", "-c", `eval "words=($1)" && printf '%s\0' "${words[@]}"`, "bash", m[1]).Output()
+	if err != nil {
+		t.Fatalf("bash cannot read the echoed line %q: %v", m[1], err)
+	}
+	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
 }
 
 // A worker whose flux start fails exits with its status at once (kubelet restarts the container;
