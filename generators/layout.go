@@ -35,20 +35,21 @@ func entrypointFile(key string) string { return EntrypointMountPath + "/" + key 
 // flux.container.mountPath (Base), which the init container fills and every container mounts.
 // All paths are absolute.
 type podLayout struct {
-	// The mounted ConfigMap and certificate, and the fixed mounts.
-	Entrypoint         string // the entrypoint ConfigMap's files (the scripts, the broker.toml template)
-	BrokerConfigSource string // the broker.toml template (or flux.brokerConfig verbatim) there
+	// The entrypoint ConfigMap's and the certificate's files, and the fixed mounts.
+	BrokerConfigSource string // the mounted broker.toml template (or flux.brokerConfig verbatim)
 	CurveSource        string // the mounted certificate: owned by root, mode 0400 (0440 with fsGroup)
 	Home               string // HOME of a broker whose image gives it none
-	Software           string // the view image's software; the other containers mount ViewSoftware there, where the view's links point
-	ViewImage          string // the view image's flux install (a link)
-	ViewImageDirs      string // where that link points: <dir>/<hash>
-	CustomScript       string // commands.script, written by the script that runs it
+	// Software is the view image's software; the other containers mount ViewSoftware there,
+	// where the view's links point.
+	Software      string
+	ViewImage     string // the view image's flux install (a link)
+	ViewImageDirs string // where that link points: <dir>/<hash>
+	CustomScript  string // commands.script, written by the script that runs it
 
 	// The shared volume.
 	Base         string // flux.container.mountPath
 	View         string // the flux install copied from the view image
-	ViewSoftware string // the view image's /opt/software, copied
+	ViewSoftware string // the view image's Software, copied
 	InitDone     string // marker: the init container is done
 	BrokerDone   string // marker: this broker is done
 	ViewEnv      string // helper: sources the view's environment (PATH, PYTHONPATH, fluxsocket)
@@ -81,7 +82,6 @@ func newPodLayout(mountPath string) podLayout {
 	run := path.Join(config, "run")
 	state := path.Join(config, "var/lib/flux")
 	return podLayout{
-		Entrypoint:         EntrypointMountPath,
 		BrokerConfigSource: entrypointFile(BrokerConfigKey),
 		CurveSource:        CurveMountPath + "/" + CurveCertKey,
 		Home:               homeMountPath,
