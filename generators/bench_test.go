@@ -3,7 +3,6 @@ package generators
 import (
 	"os"
 	"testing"
-	"text/template"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
@@ -68,18 +67,11 @@ func BenchmarkResolveNamesHelloWorld(b *testing.B) {
 // BenchmarkParseTemplates parses the parts and every script, as a process that writes every kind
 // of script does once (uncached here).
 func BenchmarkParseTemplates(b *testing.B) {
-	scripts := []struct{ name, text string }{{"broker.toml", brokerTOMLTemplate}, {"init.sh", initTemplate},
-		{"start.sh", startTemplate}, {"wait.sh", waitTemplate}}
 	b.ReportAllocs()
 	for b.Loop() {
-		parts := template.New("entrypoint").
-			Option("missingkey=error").
-			Funcs(template.FuncMap{"shq": shellQuote, "toml": tomlString})
-		for _, p := range partTemplates {
-			template.Must(parts.New(p.name).Parse(p.text))
-		}
-		for _, s := range scripts {
-			template.Must(template.Must(parts.Clone()).New(s.name).Parse(s.text))
+		parts := parseParts()
+		for name := range scriptTemplates {
+			parseScript(parts, name)
 		}
 	}
 }

@@ -1,8 +1,9 @@
 package generators
 
 import (
-	_ "embed" // the templates
+	"embed"
 	"fmt"
+	"io/fs"
 	"maps"
 	"path"
 	"slices"
@@ -16,19 +17,18 @@ import (
 
 // The entrypoint ConfigMap: the scripts the broker pods run and the broker config, rendered from
 // the embedded templates in templates/ (Go text/template; files named part-*.sh hold the
-// {{define}} blocks several scripts share).
+// {{define}} blocks several scripts share). Every template gets the pod's layout (podLayout,
+// layout.go) as .Pod and takes every path from it.
 //
-// Runtime contract (what the scripts read and write):
+// Runtime contract (what the scripts read and write; the podLayout fields in brackets):
 //   - env: JOB_COMPLETION_INDEX (Indexed Job; fallback: the hostname's last "-" field),
 //     HOSTNAME (fallback: hostname(1)); /etc/hosts for the pods' DNS domain.
-//   - flux-init.sh writes <mountPath>/config/etc/flux/config/broker.toml,
-//     <mountPath>/config/etc/flux/system/hostlist, the view under <mountPath>/view and
-//     <mountPath>/software, and <mountPath>/flux-operator-done.txt.
+//   - flux-init.sh writes the broker config [BrokerConfig], the hostlist [Hostlist], the view
+//     [View, ViewSoftware] and the marker [InitDone].
 //   - broker-ready.sh (the broker container's startupProbe and readinessProbe) asks the broker's
-//     local socket <mountPath>/config/run/flux/local for its state.
-//   - wait-<i>.sh writes <mountPath>/config/curve/curve.cert (0600), .../etc/flux/system/R,
-//     the helper scripts <mountPath>/{flux-view,flux-connect,load-fluxion}.sh and
-//     <mountPath>/flux-operator-complete.txt.
+//     local socket [Socket] for its state.
+//   - wait-<i>.sh writes the certificate (0600) [CurveCert], the resources [R], the helper scripts
+//     [ViewEnv, Connect, LoadFluxion] and the marker [BrokerDone].
 //
 // User text in the scripts: values that are data (paths, flux.environment values, wrap, topology,
 // archive.path, logs) are single-quoted. The runFlux command is data too: command='<verbatim>',
@@ -39,63 +39,31 @@ import (
 // Shell code stays code: commands.* hooks, commands.prefix, flux.submitCommand and
 // flux.optionFlags (words), the sidecar command, and batch lines (inside a quoted here-document).
 //
-// broker.toml holds two placeholders that flux-init.sh replaces at pod start (nothing in the
-// scripts or the config depends on the render-time namespace or Job name):
-//   - placeholderJobName: the broker Job's name, the pod hostname without "-<index>";
-//   - placeholderDNSSuffix: the pods' DNS domain, read from /etc/hosts.
-const (
-	placeholderJobName   = "@JOB_NAME@"
-	placeholderDNSSuffix = "@DNS_SUFFIX@"
+// broker.toml and the hostlist hold two placeholders (podLayout's JobName and DNSSuffix) that
+// flux-init.sh replaces at pod start.
 
-	// customScriptPath is where commands.script is written in a container.
-	customScriptPath = "/tmp/custom-entrypoint.sh"
-)
+// templateFS holds the templates: files named part-*.sh hold the {{define}} blocks the scripts
+// share, every other file is a template render executes, by its file name.
+//
+//go:embed templates
+var templateFS embed.FS
 
-// The template files, embedded as strings (parsing them from an embed.FS would copy each twice).
-// TestTemplateFilesListed checks that every file of templates/ is here.
-var (
-	//go:embed templates/broker.toml
-	brokerTOMLTemplate string
-	//go:embed templates/init.sh
-	initTemplate string
-	//go:embed templates/ready.sh
-	readyTemplate string
-	//go:embed templates/start.sh
-	startTemplate string
-	//go:embed templates/wait.sh
-	waitTemplate string
-
-	//go:embed templates/part-hook.sh
-	partHookTemplate string
-	//go:embed templates/part-identity.sh
-	partIdentityTemplate string
-	//go:embed templates/part-paths.sh
-	partPathsTemplate string
-	//go:embed templates/part-script.sh
-	partScriptTemplate string
-	//go:embed templates/part-view.sh
-	partViewTemplate string
-)
-
-// partTemplates are the files of shared {{define}} blocks, by file name.
-var partTemplates = []struct{ name, text string }{
-	{"part-hook.sh", partHookTemplate},
-	{"part-identity.sh", partIdentityTemplate},
-	{"part-paths.sh", partPathsTemplate},
-	{"part-script.sh", partScriptTemplate},
-	{"part-view.sh", partViewTemplate},
-}
-
-// scriptTemplates are the templates render executes, by file name. Each is parsed on first use,
-// with the parts, so a process parses only the scripts it writes (hello-world writes no start.sh),
-// and one that writes none (version, a ResourceList without MiniClusters) parses nothing.
-var scriptTemplates = map[string]scriptTemplate{
-	"broker.toml": newScriptTemplate("broker.toml", brokerTOMLTemplate),
-	"init.sh":     newScriptTemplate("init.sh", initTemplate),
-	"ready.sh":    newScriptTemplate("ready.sh", readyTemplate),
-	"start.sh":    newScriptTemplate("start.sh", startTemplate),
-	"wait.sh":     newScriptTemplate("wait.sh", waitTemplate),
-}
+// scriptTemplates are the templates render executes. Each is parsed on first use, with the parts,
+// so a process parses only the scripts it writes (hello-world writes no start.sh), and one that
+// writes none (version, a ResourceList without MiniClusters) parses nothing.
+var scriptTemplates = func() map[string]scriptTemplate {
+	files, err := fs.ReadDir(templateFS, "templates")
+	if err != nil {
+		panic(err)
+	}
+	m := map[string]scriptTemplate{}
+	for _, f := range files {
+		if name := f.Name(); !strings.HasPrefix(name, "part-") {
+			m[name] = newScriptTemplate(name)
+		}
+	}
+	return m
+}()
 
 type scriptTemplate struct {
 	parsed func() *template.Template
@@ -105,22 +73,28 @@ type scriptTemplate struct {
 }
 
 // partsTemplate is the parts, parsed once, in a template set the scripts' sets are cloned from.
-var partsTemplate = sync.OnceValue(func() *template.Template {
-	t := template.New("entrypoint").
-		Option("missingkey=error").
-		Funcs(template.FuncMap{"shq": shellQuote, "toml": tomlString})
-	for _, p := range partTemplates {
-		template.Must(t.New(p.name).Parse(p.text))
-	}
-	return t
-})
+var partsTemplate = sync.OnceValue(parseParts)
 
-func newScriptTemplate(name, text string) scriptTemplate {
+func parseParts() *template.Template {
+	return template.Must(template.New("entrypoint").
+		Option("missingkey=error").
+		Funcs(template.FuncMap{"shq": shellQuote, "toml": tomlString}).
+		ParseFS(templateFS, "templates/part-*.sh"))
+}
+
+// parseScript parses the script template name in a copy of the parts' set.
+func parseScript(parts *template.Template, name string) *template.Template {
+	return template.Must(template.Must(parts.Clone()).ParseFS(templateFS, "templates/"+name)).Lookup(name)
+}
+
+func newScriptTemplate(name string) scriptTemplate {
+	info, err := fs.Stat(templateFS, "templates/"+name)
+	if err != nil {
+		panic(err)
+	}
 	return scriptTemplate{
-		parsed: sync.OnceValue(func() *template.Template {
-			return template.Must(template.Must(partsTemplate().Clone()).New(name).Parse(text))
-		}),
-		size: len(text) + 1<<10,
+		parsed: sync.OnceValue(func() *template.Template { return parseScript(partsTemplate(), name) }),
+		size:   int(info.Size()) + 1<<10,
 	}
 }
 
@@ -134,7 +108,7 @@ func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error
 	if s.Flux.BrokerConfig != "" {
 		data[BrokerConfigKey] = s.Flux.BrokerConfig
 	} else {
-		out, err := render("broker.toml", newBrokerConfigData(mc, hosts))
+		out, err := render("broker.toml", newBrokerConfigData(mc, common.Pod, hosts))
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +122,6 @@ func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error
 		Hostlist:           hosts.list,
 		ServiceFallback:    n.Service,
 		CustomBrokerConfig: s.Flux.BrokerConfig != "",
-		BrokerConfigSource: EntrypointMountPath + "/" + BrokerConfigKey,
 	})
 	if err != nil {
 		return nil, err
@@ -192,7 +165,7 @@ func render(name string, data any) (string, error) {
 
 // scriptCommon is what the shared blocks (part-*.sh) need.
 type scriptCommon struct {
-	MountPath       string
+	Pod             podLayout
 	Quiet           bool
 	Strict          bool
 	ViewDisabled    bool
@@ -217,7 +190,6 @@ type initData struct {
 	Hostlist           string // may hold placeholderJobName
 	ServiceFallback    string
 	CustomBrokerConfig bool
-	BrokerConfigSource string
 }
 
 type waitData struct {
@@ -226,11 +198,10 @@ type waitData struct {
 	Key   string
 	Timed bool
 	// Command is the effective command: containers[i].command, or the commands.script runner.
-	Command     string
-	Script      *heredoc
-	CurveSource string
-	OutputDir   string
-	Hooks       struct{ Init, Pre, BrokerPre, WorkerPre, Post hook }
+	Command   string
+	Script    *heredoc
+	OutputDir string
+	Hooks     struct{ Init, Pre, BrokerPre, WorkerPre, Post hook }
 
 	Interactive    bool
 	DisableSocket  bool
@@ -277,13 +248,10 @@ type startData struct {
 }
 
 type brokerConfigData struct {
-	ConfigPath    string
-	ResourcePath  string
-	CurveCertPath string
-	ArchiveDBPath string
-	DefaultPort   int
-	Hosts         []hostEntry
-	QueuePolicy   string
+	Pod         podLayout
+	DefaultPort int
+	Hosts       []hostEntry
+	QueuePolicy string
 	// SchedulerSimple selects sched-simple over Fluxion by flux modprobe's alternatives.
 	SchedulerSimple bool
 }
@@ -293,7 +261,7 @@ type hostEntry struct{ Host, Bind, Connect string }
 func newScriptCommon(mc *v1alpha2.MiniCluster) scriptCommon {
 	f := &mc.Spec.Flux
 	c := scriptCommon{
-		MountPath:       f.Container.MountPath,
+		Pod:             newPodLayout(f.Container.MountPath),
 		Quiet:           mc.Spec.Logging.Quiet,
 		Strict:          mc.Spec.Logging.Strict,
 		ViewDisabled:    f.Container.Disable,
@@ -333,13 +301,9 @@ func brokerOwner(mc *v1alpha2.MiniCluster) string {
 	return ""
 }
 
-func newBrokerConfigData(mc *v1alpha2.MiniCluster, hosts hostlistParts) brokerConfigData {
-	mp := mc.Spec.Flux.Container.MountPath
+func newBrokerConfigData(mc *v1alpha2.MiniCluster, pod podLayout, hosts hostlistParts) brokerConfigData {
 	d := brokerConfigData{
-		ConfigPath:      path.Join(mp, "config/etc/flux/config/broker.toml"),
-		ResourcePath:    path.Join(mp, "config/etc/flux/system/R"),
-		CurveCertPath:   path.Join(mp, "config/curve", CurveCertKey),
-		ArchiveDBPath:   path.Join(mp, "config/var/lib/flux/job-archive.sqlite"),
+		Pod:             pod,
 		DefaultPort:     v1alpha2.DefaultBrokerPort,
 		QueuePolicy:     mc.Spec.Flux.Scheduler.QueuePolicy,
 		SchedulerSimple: mc.Spec.Flux.Scheduler.Simple,
@@ -413,7 +377,6 @@ func newWaitData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) waitData 
 		Key:             WaitScriptKey(i),
 		Timed:           s.Logging.Timed,
 		Command:         c.Command,
-		CurveSource:     CurveMountPath + "/" + CurveCertKey,
 		OutputDir:       c.Logs,
 		Interactive:     s.Interactive,
 		DisableSocket:   s.Flux.DisableSocket,
@@ -444,8 +407,8 @@ func newWaitData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) waitData 
 		d.LogLevel = 0
 	}
 	if c.Commands.Script != "" {
-		d.Script = newHeredoc(customScriptPath, c.Commands.Script)
-		d.Command = "/bin/bash " + customScriptPath
+		d.Script = newHeredoc(common.Pod.CustomScript, c.Commands.Script)
+		d.Command = "/bin/bash " + common.Pod.CustomScript
 	}
 	if c.Batch && d.Command != "" {
 		d.Batch = newBatch(d.Command, c.BatchRaw, d.OutputDir)
@@ -471,7 +434,7 @@ func newStartData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) startDat
 		NoWaitSocket: s.Flux.NoWaitSocket,
 	}
 	if c.Commands.Script != "" {
-		d.Script = newHeredoc(customScriptPath, c.Commands.Script)
+		d.Script = newHeredoc(common.Pod.CustomScript, c.Commands.Script)
 	}
 	quietOut, quietAll := quietRedirects(s.Logging.Quiet)
 	d.Hooks.Init = newHook("init", c.Commands.Init, quietOut)

@@ -588,7 +588,8 @@ func TestEntrypointMountPathNotHardcoded(t *testing.T) {
 				if strings.Contains(v, "/mnt/flux") {
 					t.Errorf("%s mentions /mnt/flux although mountPath is /opt/flux", k)
 				}
-				if (k == InitScriptKey || strings.HasPrefix(k, "wait-") || strings.HasPrefix(k, "start-")) && !strings.Contains(v, "viewbase=/opt/flux\n") {
+				if (strings.HasPrefix(k, "wait-") || strings.HasPrefix(k, "start-")) && !strings.Contains(v, "viewbase=/opt/flux\n") ||
+					k == InitScriptKey && !strings.Contains(v, "cp -R \"${view}/.\" /opt/flux/view/\n") && !strings.Contains(v, "cp -R /opt/view/. /opt/flux/view/\n") {
 					t.Errorf("%s does not use mountPath /opt/flux", k)
 				}
 			}
@@ -600,18 +601,18 @@ func TestEntrypointMountPathNotHardcoded(t *testing.T) {
 func TestEntrypointOverwriteNotAppend(t *testing.T) {
 	for _, c := range entrypointCases() {
 		t.Run(c.name, func(t *testing.T) {
-			data, _, _ := renderCase(t, c)
+			data, mc, _ := renderCase(t, c)
 			for k, v := range data {
 				if isScript(k) && strings.Contains(v, ">>") {
 					t.Errorf("%s appends to a file (>>)", k)
 				}
 			}
-			init := data[InitScriptKey]
-			if !strings.Contains(init, `printf '%s\n' "${brokerconfig}" > "${configroot}/etc/flux/config/broker.toml"`) &&
-				!strings.Contains(init, `cp -f /flux_operator/broker.toml "${configroot}/etc/flux/config/broker.toml"`) {
+			init, pod := data[InitScriptKey], newPodLayout(mc.Spec.Flux.Container.MountPath)
+			if !strings.Contains(init, `printf '%s\n' "${brokerconfig}" > `+pod.BrokerConfig+"\n") &&
+				!strings.Contains(init, `cp -f /flux_operator/broker.toml `+pod.BrokerConfig+"\n") {
 				t.Error("flux-init.sh does not overwrite broker.toml")
 			}
-			if !strings.Contains(init, `printf '%s\n' "${hosts}" > "${configroot}/etc/flux/system/hostlist"`) {
+			if !strings.Contains(init, `printf '%s\n' "${hosts}" > `+pod.Hostlist+"\n") {
 				t.Error("flux-init.sh does not overwrite the hostlist")
 			}
 		})
@@ -627,38 +628,6 @@ func TestEntrypointOverwriteNotAppend(t *testing.T) {
 				t.Errorf("a second init run changed the config:\n%s\n---\n%s", first, second)
 			}
 		})
-	}
-}
-
-// Operator bug 10: the sidecar waited on <mountPath>/view/run/flux/local, the broker listened on
-// <mountPath>/config/run/flux/local.
-func TestEntrypointSocketPathAgreement(t *testing.T) {
-	data, _, _ := renderCase(t, caseNamed(t, "sidecar"))
-	localURI := regexp.MustCompile(`"-Slocal-uri=local://([^"]+)"`).FindStringSubmatch(data[WaitScriptKey(1)])
-	if localURI == nil {
-		t.Fatal("wait-1.sh has no -Slocal-uri")
-	}
-	rundir := regexp.MustCompile(`"-Srundir=([^"]+)"`).FindStringSubmatch(data[WaitScriptKey(1)])
-	for _, key := range []string{StartScriptKey(0), StartScriptKey(3)} {
-		waited := regexp.MustCompile(`(?m)^fluxsocket_path="([^"]+)"$`).FindStringSubmatch(data[key])
-		if waited == nil {
-			t.Fatalf("%s has no fluxsocket_path", key)
-		}
-		if waited[1] != localURI[1] {
-			t.Errorf("%s waits on %s, the broker's local-uri is %s", key, waited[1], localURI[1])
-		}
-		// With flux.disableSocket the broker's default local-uri is local://<rundir>/local.
-		if waited[1] != rundir[1]+"/local" {
-			t.Errorf("%s waits on %s, the broker's rundir socket is %s/local", key, waited[1], rundir[1])
-		}
-		if !strings.Contains(data[key], `export fluxsocket="local://${fluxsocket_path}"`) {
-			t.Errorf("%s does not export fluxsocket", key)
-		}
-	}
-	// Both scripts define configroot the same way.
-	re := regexp.MustCompile(`(?m)^(viewbase|configroot)=.*$`)
-	if a, b := re.FindAllString(data[WaitScriptKey(1)], -1), re.FindAllString(data[StartScriptKey(0)], -1); !slices.Equal(a, b) {
-		t.Errorf("wait and start define the paths differently: %v vs %v", a, b)
 	}
 }
 
@@ -938,6 +907,8 @@ func TestEntrypointRunBroker(t *testing.T) {
 		{name: "interactive", want: []string{"broker", "--config-path", "@CFG@", "@OPTS@"}},
 		{name: "launcher", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "snakemake", "--cores", "1", "--flux", "--jobs", "1"}},
 		{name: "batch", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "sh", "-c", `flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all`, "sh", "-n1"}},
+		{name: "batch-raw", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "sh", "-c", `flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all`, "sh", "-n1"}},
+		{name: "options", index: 1, want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@"}},
 		{name: "options", want: []string{"start", "--wrap=strace,-e,network", "-o", "--config", "@CFG@", "@OPTS@", "singularity", "exec", "--bind", "/data", "app.sif", "flux", "run", "-N", "4", "-n8", "--exclusive", "-o", "cpu-affinity=per-task", "--quiet", "--watch",
 			"python3", "-c", `import os; print('it\'s', os.environ['HOME'])`, "@HOME@", "$NOT_EXPANDED"}},
 	} {
@@ -945,7 +916,7 @@ func TestEntrypointRunBroker(t *testing.T) {
 			sb := newSandbox(t, caseNamed(t, tc.name))
 			sb.run(t, InitScriptKey, tc.index)
 			key := WaitScriptKey(0)
-			sb.run(t, key, tc.index)
+			stdout, _ := sb.run(t, key, tc.index)
 			mp := sb.mc.Spec.Flux.Container.MountPath
 			calls := sb.fluxCalls(t)
 			if len(calls) != 2 {
@@ -974,6 +945,11 @@ func TestEntrypointRunBroker(t *testing.T) {
 			if !slices.Equal(calls[1], want) {
 				t.Errorf("broker call =\n%q\nwant\n%q", calls[1], want)
 			}
+			if !sb.mc.Spec.Logging.Quiet {
+				if echoed := echoedBrokerCall(t, stdout); !slices.Equal(echoed, append([]string{"flux"}, calls[1]...)) {
+					t.Errorf("the echoed broker call, read as a shell reads it, is\n%q\nthe broker call is flux\n%q", echoed, calls[1])
+				}
+			}
 			if !slices.Contains(calls[1], "-Slog-stderr-mode=local") {
 				t.Error("no -Slog-stderr-mode=local")
 			}
@@ -1001,6 +977,21 @@ func TestEntrypointRunBroker(t *testing.T) {
 			}
 		})
 	}
+}
+
+// echoedBrokerCall is the flux command line a broker script printed (after its mode, if any), split
+// into words by bash.
+func echoedBrokerCall(t *testing.T, stdout string) []string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^(?:(?:Batch|Launcher|Submit) mode: )?(flux (?:start|broker) .*)$`).FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("no flux command line in the output:\n%s", stdout)
+	}
+	out, err := exec.Command("/bin/bash", "-c", `eval "words=($1)" && printf '%s\0' "${words[@]}"`, "bash", m[1]).Output()
+	if err != nil {
+		t.Fatalf("bash cannot read the echoed line %q: %v", m[1], err)
+	}
+	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
 }
 
 // A worker whose flux start fails exits with its status at once (kubelet restarts the container;

@@ -103,7 +103,7 @@ func viewContainer(mc *v1alpha2.MiniCluster) corev1.Container {
 	c := corev1.Container{
 		Name:            fc.Name,
 		Image:           fc.Image,
-		Command:         []string{"/bin/bash", EntrypointMountPath + "/" + InitScriptKey},
+		Command:         []string{"/bin/bash", entrypointFile(InitScriptKey)},
 		WorkingDir:      fc.WorkingDir,
 		Resources:       *fc.Resources.DeepCopy(),
 		ImagePullPolicy: pullPolicy(fc.PullAlways, ""),
@@ -148,11 +148,11 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 	switch {
 	case mcc.RunFlux:
 		c.Name = mc.Name // as the operator does: logs are read with -c <MiniCluster name>
-		c.Command = []string{"/bin/bash", EntrypointMountPath + "/" + WaitScriptKey(i)}
+		c.Command = []string{"/bin/bash", entrypointFile(WaitScriptKey(i))}
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volumeCurve, MountPath: CurveMountPath, ReadOnly: true})
 		c.StartupProbe, c.ReadinessProbe = brokerProbes()
 	case !mcc.NoWrapEntrypoint:
-		c.Command = []string{"/bin/bash", EntrypointMountPath + "/" + StartScriptKey(i)}
+		c.Command = []string{"/bin/bash", entrypointFile(StartScriptKey(i))}
 	}
 	c.VolumeMounts = append(c.VolumeMounts, userMounts(mcc)...)
 	c.SecurityContext = securityContext(mcc.SecurityContext)
@@ -173,7 +173,7 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 func brokerProbes() (startup, readiness *corev1.Probe) {
 	check := func() corev1.ProbeHandler {
 		return corev1.ProbeHandler{Exec: &corev1.ExecAction{
-			Command: []string{"/bin/bash", EntrypointMountPath + "/" + ReadyScriptKey},
+			Command: []string{"/bin/bash", entrypointFile(ReadyScriptKey)},
 		}}
 	}
 	startup = &corev1.Probe{

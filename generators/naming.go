@@ -7,7 +7,8 @@ import (
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
 )
 
-// Every object name, label and mount path of the generated manifests comes from this file.
+// Every object name, label and ConfigMap key of the generated manifests comes from this file;
+// every path inside the pods from layout.go.
 
 const (
 	// managedBy marks every object this function generates; fn uses it to find earlier output.
@@ -64,20 +65,16 @@ const (
 	placeholderHash          = "00000000"
 )
 
-// In-pod paths shared by the pod specs and the scripts.
+// The keys of the entrypoint ConfigMap (its files in the pods, under EntrypointMountPath) and of
+// the certificate, and the volumes' names.
 const (
-	EntrypointMountPath = "/flux_operator"
-	CurveMountPath      = "/flux_operator_curve"
-	CurveCertKey        = curve.FileName
-	InitScriptKey       = "flux-init.sh"
-	BrokerConfigKey     = "broker.toml"
-	ReadyScriptKey      = "broker-ready.sh"
-	softwareMountPath   = "/opt/software"
-	viewSoftwareDir     = "software" // in the view volume: the view image's /opt/software
-	homeMountPath       = "/home/flux-operator"
-	volumeHome          = v1alpha2.VolumeHome
-	volumeEntrypoint    = v1alpha2.VolumeEntrypoint
-	volumeCurve         = v1alpha2.VolumeCurve
+	CurveCertKey     = curve.FileName
+	InitScriptKey    = "flux-init.sh"
+	BrokerConfigKey  = "broker.toml"
+	ReadyScriptKey   = "broker-ready.sh"
+	volumeHome       = v1alpha2.VolumeHome
+	volumeEntrypoint = v1alpha2.VolumeEntrypoint
+	volumeCurve      = v1alpha2.VolumeCurve
 )
 
 // WaitScriptKey is the entrypoint ConfigMap key of the broker script of containers[i].

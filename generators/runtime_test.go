@@ -414,8 +414,8 @@ func TestSoftwareMountedNotCopied(t *testing.T) {
 			if mc.Spec.Flux.Container.Disable {
 				return
 			}
-			if !strings.Contains(data[InitScriptKey], `cp -R /opt/software/. "${viewbase}/`+viewSoftwareDir+`/"`) {
-				t.Errorf("flux-init.sh does not copy /opt/software to ${viewbase}/%s", viewSoftwareDir)
+			if pod := newPodLayout(mc.Spec.Flux.Container.MountPath); !strings.Contains(data[InitScriptKey], "cp -R "+softwareMountPath+"/. "+pod.Base+"/"+viewSoftwareDir+"/\n") {
+				t.Errorf("flux-init.sh does not copy %s to %s/%s", softwareMountPath, pod.Base, viewSoftwareDir)
 			}
 			for k, v := range data {
 				if strings.Contains(v, "/opt/software/.") && k != InitScriptKey {

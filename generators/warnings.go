@@ -21,7 +21,7 @@ func warnings(mc *v1alpha2.MiniCluster) []Warning {
 	}
 	if bc := s.Flux.BrokerConfig; bc != "" {
 		// A verbatim config must point at the certificate where the broker script copies it.
-		if cert := s.Flux.Container.MountPath + "/config/curve/curve.cert"; !strings.Contains(bc, cert) {
+		if cert := newPodLayout(s.Flux.Container.MountPath).CurveCert; !strings.Contains(bc, cert) {
 			out = append(out, Warning{"spec.flux.brokerConfig", "is used verbatim and does not name the certificate file " + cert +
 				" (bootstrap.curve_cert), where the broker script puts it; the brokers will not find it"})
 		}

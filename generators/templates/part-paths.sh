@@ -19,7 +19,7 @@ echo "Python root: ${foundroot}"
 
 # Fall back to a home directory of our own.
 if [[ "${HOME:-/}" == "/" ]]; then
-  export HOME=/home/flux-operator
+  export HOME={{shq .Pod.Home}}
   export USER=flux-operator
 fi
 
@@ -45,12 +45,12 @@ export FLUX_RC_EXTRA="${viewroot}/etc/flux/rc1.d"
 {{- end}}
 
 # Helper scripts in the shared volume, each written whole (never appended) and moved into place.
-cat > "${viewbase}/load-fluxion.sh.$$" <<'MINICLUSTER_FN_EOF'
+cat > {{shq .Pod.LoadFluxion}}".$$" <<'MINICLUSTER_FN_EOF'
 flux module remove sched-simple
 flux module load sched-fluxion-resource
 flux module load sched-fluxion-qmanager
 MINICLUSTER_FN_EOF
-mv -f "${viewbase}/load-fluxion.sh.$$" "${viewbase}/load-fluxion.sh"
+mv -f {{shq .Pod.LoadFluxion}}".$$" {{shq .Pod.LoadFluxion}}
 
 {{if .Environment -}}
 # shellcheck disable=SC2016 # flux.environment values are literal
@@ -60,21 +60,21 @@ mv -f "${viewbase}/load-fluxion.sh.$$" "${viewbase}/load-fluxion.sh"
   printf 'export PATH=%q\n' "${PATH}"
   printf 'export PYTHONPATH=%q\n' "${PYTHONPATH}"
   printf 'export LD_LIBRARY_PATH=%q\n' "${LD_LIBRARY_PATH:+${LD_LIBRARY_PATH}:}${viewroot}/lib"
-  printf 'export fluxsocket=%q\n' "local://${configroot}/run/flux/local"
+  printf 'export fluxsocket=%q\n' {{shq (print "local://" .Pod.Socket)}}
 {{- if .Environment}}
   # flux.environment, sorted by name; values are literal.
 {{- range .Environment}}
   printf 'export %s=%q\n' {{shq .Name}} {{shq .Value}}
 {{- end}}
 {{- end}}
-} > "${viewbase}/flux-view.sh.$$"
-mv -f "${viewbase}/flux-view.sh.$$" "${viewbase}/flux-view.sh"
+} > {{shq .Pod.ViewEnv}}".$$"
+mv -f {{shq .Pod.ViewEnv}}".$$" {{shq .Pod.ViewEnv}}
 
 {
   echo '#!/bin/bash'
-  printf '. %q\n' "${viewbase}/flux-view.sh"
+  printf '. %q\n' {{shq .Pod.ViewEnv}}
   # shellcheck disable=SC2016 # expanded when flux-connect.sh runs, not now
   echo 'flux proxy "${fluxsocket}" bash'
-} > "${viewbase}/flux-connect.sh.$$"
-mv -f "${viewbase}/flux-connect.sh.$$" "${viewbase}/flux-connect.sh"
+} > {{shq .Pod.Connect}}".$$"
+mv -f {{shq .Pod.Connect}}".$$" {{shq .Pod.Connect}}
 {{- end}}

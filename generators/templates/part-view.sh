@@ -1,12 +1,15 @@
 {{- /* view: where the flux view and the config tree are. Used by wait.sh and start.sh. */ -}}
 {{define "view" -}}
-# The flux view (copied to the shared volume by the init container) and the config tree.
-viewbase={{shq .MountPath}}
+# The shared volume, the flux view (copied there by the init container) and the config tree. The
+# script names the files in them by their paths; commands.* hooks may read these variables.
+# shellcheck disable=SC2034 # for commands.* hooks
+viewbase={{shq .Pod.Base}}
 {{- if .ViewDisabled}}
 # shellcheck disable=SC2034 # unused with flux.container.disable, kept for commands.* hooks
 {{- end}}
-viewroot="${viewbase}/view"
-configroot="${viewbase}/config"
+viewroot={{shq .Pod.View}}
+# shellcheck disable=SC2034 # for commands.* hooks
+configroot={{shq .Pod.Config}}
 {{- if not .ViewDisabled}}
 {{- if not .Quiet}}
 echo "Flux install root: ${viewroot}"
@@ -15,6 +18,6 @@ echo "Flux install root: ${viewroot}"
 export PATH="${PATH}:${viewroot}/bin"
 {{- end}}
 
-# The software the view brings along (the init container copied it to ${viewbase}/software) is
-# mounted at /opt/software, where the view's links point: nothing to copy here.
+# The software the view brings along (the init container copied it to {{.Pod.ViewSoftware}}) is
+# mounted at {{.Pod.Software}}, where the view's links point: nothing to copy here.
 {{- end}}

@@ -3,13 +3,13 @@
 # Ready means "this broker has joined the instance and the instance runs": the local broker,
 # asked through its socket as the container's user, is in state "run" (the
 # main broker reaches it once its quorum has joined, the others after they joined it).
-viewbase={{shq .MountPath}}
 {{- if not .ViewDisabled}}
-export PATH="${PATH}:${viewbase}/view/bin"
+export PATH="${PATH}:"{{shq (print .Pod.View "/bin")}}
 {{- end}}
-# The state-machine.get RPC, as flux uptime asks it (flux 0.88's uptime crashes when the instance
-# owner has no passwd entry, e.g. a runAsUser the image does not know).
-state="$(FLUX_URI="local://${viewbase}/config/run/flux/local" flux python -c 'import flux; print(flux.Flux().rpc("state-machine.get").get()["state"])' 2>&1)" || {
+
+{{template "broker-state" .}}
+
+state="$(broker_state 2>&1)" || {
   echo "the broker does not answer: ${state}"
   exit 1
 }

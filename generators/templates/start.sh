@@ -16,7 +16,7 @@ set -eEu -o pipefail
 
 # The broker's local socket: the same path as its -Slocal-uri (and its default, the rundir's
 # "local", when flux.disableSocket drops that option).
-fluxsocket_path="${configroot}/run/flux/local"
+fluxsocket_path={{shq .Pod.Socket}}
 {{- if not .NoWaitSocket}}
 # Wait until the broker is running.
 if command -v goshare-wait-fs > /dev/null 2>&1; then

@@ -16,82 +16,9 @@ fi
 
 {{template "identity" .}}
 
-# bash as a container's PID 1 ignores SIGTERM unless it traps it, and nothing would pass it on:
-# the broker would die by SIGKILL when the pod's grace period ends, leaving its state behind.
-# So the broker runs in the background, in a process group of its own (with logging.timed its
-# process is /usr/bin/time), and SIGTERM and SIGINT go to that group. Before the broker starts,
-# they end the script.
-broker_pid=""
-signalled=""
-on_signal() {
-  if [[ -z "${broker_pid}" ]]; then
-    exit 143
-  fi
-  signalled=1
-  kill -TERM -- "-${broker_pid}" 2> /dev/null || true
-}
-trap on_signal TERM INT
+{{template "broker-process" .}}
 
-# run_broker runs flux (its arguments) and returns its exit status. While it runs, a watcher
-# reports a broker that does not join: flux itself retries quietly forever, e.g. when the pods
-# hold different CURVE certificates.
-run_broker() {
-  set -m
-  "$@" &
-  broker_pid=$!
-  set +m
-  watch_join &
-  local watcher=$! status=0
-  # wait returns early when a trapped signal arrives: wait again until the broker has exited,
-  # then once more for its exit status.
-  while kill -0 "${broker_pid}" 2> /dev/null; do
-    wait "${broker_pid}" || true
-  done
-  wait "${broker_pid}" || status=$?
-{{- if .Timed}}
-  # /usr/bin/time dies of SIGTERM at once; the broker it started must not be cut short.
-  while kill -0 -- "-${broker_pid}" 2> /dev/null; do
-    sleep 1
-  done
-{{- end}}
-  kill "${watcher}" 2> /dev/null || true
-  wait "${watcher}" 2> /dev/null || true
-  # Stopped by a signal (the pod is deleted, evicted or its Job shrinks): exit 143 whatever the
-  # broker's status. A pod that ends with 0 counts as a completed index of the Indexed Job, which
-  # is then never replaced: a deleted broker pod of a persistent cluster would not come back.
-  if [[ -n "${signalled}" ]]; then
-    echo "${host}: stopped by SIGTERM; the broker exited with ${status}; exiting 143" >&2
-    exit 143
-  fi
-  return "${status}"
-}
-
-# broker_state is the local broker's state (join, quorum, run, ...), asked through its socket.
-# Not with flux uptime: flux 0.88 crashes in it when the instance owner has no passwd entry (a
-# runAsUser the image does not know).
-broker_state() {
-  FLUX_URI="local://${configroot}/run/flux/local" flux python -c 'import flux; print(flux.Flux().rpc("state-machine.get").get()["state"])' 2> /dev/null
-}
-
-watch_join() {
-  local waited=0 next=30 state
-  while sleep 5; do
-    waited=$((waited + 5))
-    state="$(broker_state)" || state="not answering"
-    if [[ "${state}" == run ]]; then
-      return 0
-    fi
-    if ((waited < next)); then
-      continue
-    fi
-    next=$((waited + 60))
-    if [[ "${index}" == "0" ]]; then
-      echo "${host}, the main broker: the instance has not started after ${waited}s (broker state: ${state}); it waits for the other brokers to join. Check their logs: every pod must mount the same CURVE certificate." >&2
-    else
-      echo "${host} has not joined the main broker after ${waited}s (broker state: ${state}); flux keeps trying. Check that the main broker (index 0) runs and is reachable, and that every pod mounts the same CURVE certificate." >&2
-    fi
-  done
-}
+{{template "join-watchdog" .}}
 {{- template "hook" .Hooks.Init}}
 
 {{template "view" .}}
@@ -100,7 +27,7 @@ watch_join() {
 {{template "paths" .}}
 {{- end}}
 
-cfg="${configroot}/etc/flux/config"
+cfg={{shq .Pod.ConfigDir}}
 # containers[{{.Index}}].command, kept verbatim as data here. It is split into words (quotes,
 # escapes and $VAR as in a shell command line, expanded now) only where it runs, so quotes and
 # $ in it work; control operators such as && or | do not (use commands.script for those).
@@ -115,53 +42,53 @@ echo "Hello user $(id -un 2> /dev/null || id -u)"
 # The CURVE certificate: flux reads it as this container's user and rejects a file that group or
 # other can read. The mounted one is mode 0400 (0440 with the pod's fsGroup, to which kubelet gives
 # it) and owned by root, so it is copied to a file only this user can read. Never printed.
-curvepath="${configroot}/curve/curve.cert"
-if [[ ! -r {{shq .CurveSource}} ]]; then
+curvepath={{shq .Pod.CurveCert}}
+if [[ ! -r {{shq .Pod.CurveSource}} ]]; then
   echo "cannot read the mounted CURVE certificate as user $(id -u): it is mode 0400 and owned by root; set spec.pod.securityContext.fsGroup (kubelet then gives the pod's group read access) or run the broker container as root" >&2
   exit 1
 fi
 # The init container hands these directories to the broker's user when the MiniCluster sets
 # runAsUser; flux also refuses a rundir or statedir that this user does not own.
-for dir in "${configroot}/curve" "${configroot}/run/flux" "${configroot}/var/lib/flux" "${configroot}/etc/flux/system"; do
+for dir in {{shq .Pod.CurveDir}} {{shq .Pod.RunDir}} {{shq .Pod.StateDir}} {{shq .Pod.SystemDir}}; do
   if [[ ! -O "${dir}" || ! -w "${dir}" ]]; then
     echo "${dir} is not owned and writable by user $(id -u), which runs this broker: set runAsUser (and runAsGroup) in containers[{{.Index}}].securityContext or spec.pod.securityContext, so that the init container gives it the config tree" >&2
     exit 1
   fi
 done
 rm -f "${curvepath}"
-(umask 077 && cp {{shq .CurveSource}} "${curvepath}")
+(umask 077 && cp {{shq .Pod.CurveSource}} "${curvepath}")
 chmod 0600 "${curvepath}"
 
 # Resources of this node, for every host of the hostlist.
-hosts="$(< "${configroot}/etc/flux/system/hostlist")"
+hosts="$(< {{shq .Pod.Hostlist}})"
 {{- if not .Quiet}}
 echo "flux R encode --hosts=${hosts} --local"
 {{- end}}
-flux R encode --hosts="${hosts}" --local > "${configroot}/etc/flux/system/R.tmp"
-mv -f "${configroot}/etc/flux/system/R.tmp" "${configroot}/etc/flux/system/R"
+flux R encode --hosts="${hosts}" --local > {{shq .Pod.R}}.tmp
+mv -f {{shq .Pod.R}}.tmp {{shq .Pod.R}}
 {{- if not .Quiet}}
-cat "${configroot}/etc/flux/system/R"
+cat {{shq .Pod.R}}
 {{- end}}
 
 # State directory on the shared volume; job output directory.
-export STATE_DIR="${configroot}/var/lib/flux"
+export STATE_DIR={{shq .Pod.StateDir}}
 export FLUX_OUTPUT_DIR={{shq .OutputDir}}
-mkdir -p "${STATE_DIR}" "${FLUX_OUTPUT_DIR}" "${configroot}/etc/flux/system/cron.d"
+mkdir -p "${STATE_DIR}" "${FLUX_OUTPUT_DIR}" {{shq .Pod.CronDir}}
 {{- if not .Quiet}}
 echo "Hello, I am ${host}; the main broker is the pod with index 0 (this is index ${index})."
 echo "The working directory is $(pwd)"
 {{- end}}
 
 brokerOptions=(
-  "-Scron.directory=${configroot}/etc/flux/system/cron.d"
+  {{shq (print "-Scron.directory=" .Pod.CronDir)}}
   -Stbon.fanout=256
-  "-Srundir=${configroot}/run/flux"
+  {{shq (print "-Srundir=" .Pod.RunDir)}}
 {{- if .Interactive}}
   -Sbroker.rc2_none
 {{- end}}
   "-Sstatedir=${STATE_DIR}"
 {{- if not .DisableSocket}}
-  "-Slocal-uri=local://${configroot}/run/flux/local"
+  {{shq (print "-Slocal-uri=local://" .Pod.Socket)}}
 {{- end}}
 {{- with .ConnectTimeout}}
   {{shq (print "-Stbon.connect_timeout=" .)}}
@@ -190,107 +117,8 @@ fi
 {{- end}}
 {{- template "hook" .Hooks.Pre}}
 
-if [[ "${index}" == "0" ]]; then
-{{- if .Batch}}
-  # Batch mode: the command's lines become a batch script that flux batch runs. Written through
-  # an unquoted here-document: $VAR and \$VAR mean what they meant in the operator's echo "...".
-  rm -f flux-job.batch
-  # shellcheck disable=SC2154,SC2016 # user text: variables of the broker's environment
-  cat > flux-job.batch <<{{.Batch.Delimiter}}
-#!/bin/bash
-{{- if .Batch.Raw}}
-{{- range .Batch.Lines}}
-{{.Text}}
-{{- end}}
-{{- else}}
-{{- range .Batch.Lines}}
-flux submit --flags waitable --error={{shq .Error}} --output={{shq .Output}} {{.Text}}
-{{- end}}
-flux queue idle
-flux jobs -a
-{{- end}}
-{{.Batch.Delimiter}}
-  chmod +x flux-job.batch
-{{- end}}
-{{- template "hook" .Hooks.BrokerPre}}
-{{- if not .Quiet}}
-
-  echo "Command provided is: ${command}"
-{{- end}}
-{{- if not .Command}}
-
-  # No command: a persistent (interactive) broker.
-{{- if not .Quiet}}
-  echo "Running in interactive mode"
-  echo "flux broker --config-path ${cfg} ${brokerOptions[*]}"
-{{- end}}
-  run_broker flux broker --config-path "${cfg}" "${brokerOptions[@]}"
-{{- else}}
-{{- if not .Launcher}}
-
-  # Flags of flux submit / flux batch.
-  flags=({{.NodeSpec}}{{with .OptionFlags}} {{.}}{{end}}{{if .Debug}} -vvv{{end}})
-{{- if not .Quiet}}
-  echo "Flags for flux are ${flags[*]}"
-{{- end}}
-{{- end}}
-{{- if .Batch}}
-{{- if not .Quiet}}
-  echo "Prepared batch job:"
-  cat flux-job.batch
-  echo "Batch mode: flux start"{{with .Wrap}} {{shq (print "--wrap=" .)}}{{end}} -o --config "${cfg}" "${brokerOptions[*]}"{{with .Prefix}} {{shq .}}{{end}} "sh -c 'flux batch ${flags[*]} --flags waitable ./flux-job.batch && flux job wait --all'"
-{{- end}}
-
-  # shellcheck disable=SC2016 # "$@" is expanded by sh -c
-  run_broker {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxstart wall time %E" {{end}}flux start {{with .Wrap}}--wrap={{shq .}} {{end}}-o --config "${cfg}" "${brokerOptions[@]}" {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxsubmit wall time %E" {{end}}{{with .Prefix}}{{.}} {{end}}sh -c 'flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all' sh "${flags[@]}"{{if .Quiet}} > /dev/null 2>&1{{end}}
-{{- else}}
-
-  # Split the command into words (see above), without running it.
-  command_args=()
-  if ! eval "command_args=(
-${command}
-)"; then
-    echo "cannot parse containers[{{.Index}}].command as a command line: ${command}" >&2
-    exit 1
-  fi
-{{- if .Launcher}}
-{{- if not .Quiet}}
-  echo "Launcher mode: flux start"{{with .Wrap}} {{shq (print "--wrap=" .)}}{{end}} -o --config "${cfg}" "${brokerOptions[*]}"{{with .Prefix}} {{shq .}}{{end}} "${command}"
-{{- end}}
-  run_broker {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxstart wall time %E" {{end}}flux start {{with .Wrap}}--wrap={{shq .}} {{end}}-o --config "${cfg}" "${brokerOptions[@]}" {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxsubmit wall time %E" {{end}}{{with .Prefix}}{{.}} {{end}}"${command_args[@]}"
-{{- else}}
-{{- if not .Quiet}}
-  echo "Submit mode: flux start"{{with .Wrap}} {{shq (print "--wrap=" .)}}{{end}} -o --config "${cfg}" "${brokerOptions[*]}"{{with .Prefix}} {{shq .}}{{end}} {{shq .SubmitCommand}} "${flags[*]}" --quiet --watch "${command}"
-{{- end}}
-  run_broker {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxstart wall time %E" {{end}}flux start {{with .Wrap}}--wrap={{shq .}} {{end}}-o --config "${cfg}" "${brokerOptions[@]}" {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxsubmit wall time %E" {{end}}{{with .Prefix}}{{.}} {{end}}{{.SubmitCommand}} "${flags[@]}" --quiet --watch "${command_args[@]}"
-{{- end}}
-{{- end}}
-{{- end}}
-else
-{{- template "hook" .Hooks.WorkerPre}}
-
-  # Workers join the main broker. flux retries the connection by itself until the main broker
-  # answers, resolving its name again each time, so one start is enough; when it fails, the
-  # container fails and kubelet restarts it as spec.pod.restartPolicy says.
-{{- if not .Quiet}}
-  echo "flux start -o --config ${cfg} ${brokerOptions[*]}"
-{{- end}}
-  retval=0
-  run_broker flux start -o --config "${cfg}" "${brokerOptions[@]}" || retval=$?
-  if [[ "${retval}" -eq 0 ]]; then
-    echo "The follower worker exited cleanly. Goodbye!"
-{{- if .CompleteWorkers}}
-  else
-    # flux.completeWorkers: the pod completes, it is not restarted.
-    echo "The follower worker exited with ${retval}; not retrying (completeWorkers)."
-{{- else}}
-  else
-    echo "The follower worker exited with ${retval}." >&2
-    exit "${retval}"
-{{- end}}
-  fi
-fi
+{{template "launch" .}}
 {{- template "hook" .Hooks.Post}}
 
 # Marker: this broker is done.
-touch "${viewbase}/flux-operator-complete.txt"
+touch {{shq .Pod.BrokerDone}}

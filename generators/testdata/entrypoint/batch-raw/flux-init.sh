@@ -10,23 +10,20 @@ set -eu -o pipefail
 host="${HOSTNAME:-$(hostname)}"
 index="${JOB_COMPLETION_INDEX:-${host##*-}}"
 jobname="${host%-"${index}"}"
-viewbase=/mnt/flux
-viewroot="${viewbase}/view"
-configroot="${viewbase}/config"
-export PATH="/opt/view/bin:${PATH}"
-echo "Hello, I am ${host} (index ${index} of job ${jobname}), preparing ${viewbase}"
+export PATH=/opt/view/bin:"${PATH}"
+echo "Hello, I am ${host} (index ${index} of job ${jobname}), preparing "/mnt/flux
 
-mkdir -p "${viewroot}" \
-  "${configroot}/etc/flux/config" \
-  "${configroot}/etc/flux/system/cron.d" \
-  "${configroot}/var/lib/flux" \
-  "${configroot}/run/flux" \
-  "${configroot}/curve"
+mkdir -p /mnt/flux/view \
+  /mnt/flux/config/etc/flux/config \
+  /mnt/flux/config/etc/flux/system/cron.d \
+  /mnt/flux/config/var/lib/flux \
+  /mnt/flux/config/run/flux \
+  /mnt/flux/config/curve
 
 # The hostlist (rank order), for flux R encode in the broker container.
 hosts='@JOB_NAME@-[0-1]'
 hosts="${hosts//@JOB_NAME@/"${jobname}"}"
-printf '%s\n' "${hosts}" > "${configroot}/etc/flux/system/hostlist"
+printf '%s\n' "${hosts}" > /mnt/flux/config/etc/flux/system/hostlist
 
 # The pods' DNS domain: kubelet writes "<ip> <host>.<subdomain>.<namespace>.svc.<cluster domain> <host>"
 # to /etc/hosts of a pod with a subdomain. Read at run time so the config follows the namespace.
@@ -54,9 +51,9 @@ fi
 brokerconfig="$(< /flux_operator/broker.toml)"
 brokerconfig="${brokerconfig//@JOB_NAME@/"${jobname}"}"
 brokerconfig="${brokerconfig//@DNS_SUFFIX@/"${dnssuffix}"}"
-printf '%s\n' "${brokerconfig}" > "${configroot}/etc/flux/config/broker.toml"
+printf '%s\n' "${brokerconfig}" > /mnt/flux/config/etc/flux/config/broker.toml
 echo "Broker configuration:"
-cat "${configroot}/etc/flux/config/broker.toml"
+cat /mnt/flux/config/etc/flux/config/broker.toml
 
 # Copy the flux view (/opt/view links to /opt/views/._view/<hash>) and its software.
 view=/opt/view
@@ -66,13 +63,13 @@ for candidate in /opt/views/._view/*; do
     break
   fi
 done
-echo "Copying the flux view ${view} to ${viewroot}"
-cp -R "${view}/." "${viewroot}/"
-mkdir -p "${viewbase}/software"
+echo "Copying the flux view ${view} to "/mnt/flux/view
+cp -R "${view}/." /mnt/flux/view/
+mkdir -p /mnt/flux/software
 if [[ -d /opt/software ]]; then
-  cp -R /opt/software/. "${viewbase}/software/"
+  cp -R /opt/software/. /mnt/flux/software/
 fi
 
 # Marker: the shared volume is ready.
-touch "${viewbase}/flux-operator-done.txt"
-echo "Setup of ${viewbase} is done."
+touch /mnt/flux/flux-operator-done.txt
+printf 'Setup of %s is done.\n' /mnt/flux

@@ -25,9 +25,8 @@ on_signal() {
 }
 trap on_signal TERM INT
 
-# run_broker runs flux (its arguments) and returns its exit status. While it runs, a watcher
-# reports a broker that does not join: flux itself retries quietly forever, e.g. when the pods
-# hold different CURVE certificates.
+# run_broker runs flux (its arguments) and returns its exit status. While it runs, the join
+# watchdog (watch_join) reports a broker that does not join.
 run_broker() {
   set -m
   "$@" &
@@ -53,18 +52,21 @@ run_broker() {
   return "${status}"
 }
 
-# broker_state is the local broker's state (join, quorum, run, ...), asked through its socket.
-# Not with flux uptime: flux 0.88 crashes in it when the instance owner has no passwd entry (a
-# runAsUser the image does not know).
+# broker_state prints the local broker's state (join, quorum, run, ...): the state-machine.get RPC
+# through its socket, as flux uptime asks it. Not flux uptime itself: flux 0.88 crashes in it when
+# the instance owner has no passwd entry (a runAsUser the image does not know).
 broker_state() {
-  FLUX_URI="local://${configroot}/run/flux/local" flux python -c 'import flux; print(flux.Flux().rpc("state-machine.get").get()["state"])' 2> /dev/null
+  FLUX_URI=local:///mnt/flux/config/run/flux/local flux python -c 'import flux; print(flux.Flux().rpc("state-machine.get").get()["state"])'
 }
 
+# watch_join polls the broker's state until it runs, and says every minute, from 30 s on, that it
+# does not: flux itself retries quietly forever, e.g. when the pods hold different CURVE
+# certificates.
 watch_join() {
   local waited=0 next=30 state
   while sleep 5; do
     waited=$((waited + 5))
-    state="$(broker_state)" || state="not answering"
+    state="$(broker_state 2> /dev/null)" || state="not answering"
     if [[ "${state}" == run ]]; then
       return 0
     fi
@@ -80,14 +82,17 @@ watch_join() {
   done
 }
 
-# The flux view (copied to the shared volume by the init container) and the config tree.
+# The shared volume, the flux view (copied there by the init container) and the config tree. The
+# script names the files in them by their paths; commands.* hooks may read these variables.
+# shellcheck disable=SC2034 # for commands.* hooks
 viewbase=/mnt/flux
-viewroot="${viewbase}/view"
-configroot="${viewbase}/config"
+viewroot=/mnt/flux/view
+# shellcheck disable=SC2034 # for commands.* hooks
+configroot=/mnt/flux/config
 # Appended, so that software of the application image comes first.
 export PATH="${PATH}:${viewroot}/bin"
 
-# The software the view brings along (the init container copied it to ${viewbase}/software) is
+# The software the view brings along (the init container copied it to /mnt/flux/software) is
 # mounted at /opt/software, where the view's links point: nothing to copy here.
 
 # Python of the view (flux's Python bindings live there).
@@ -121,31 +126,31 @@ export PYTHONPATH="${PYTHONPATH:+${PYTHONPATH}:}${pythonpath}"
 export FLUX_RC_EXTRA="${viewroot}/etc/flux/rc1.d"
 
 # Helper scripts in the shared volume, each written whole (never appended) and moved into place.
-cat > "${viewbase}/load-fluxion.sh.$$" <<'MINICLUSTER_FN_EOF'
+cat > /mnt/flux/load-fluxion.sh".$$" <<'MINICLUSTER_FN_EOF'
 flux module remove sched-simple
 flux module load sched-fluxion-resource
 flux module load sched-fluxion-qmanager
 MINICLUSTER_FN_EOF
-mv -f "${viewbase}/load-fluxion.sh.$$" "${viewbase}/load-fluxion.sh"
+mv -f /mnt/flux/load-fluxion.sh".$$" /mnt/flux/load-fluxion.sh
 
 {
   echo '#!/bin/bash'
   printf 'export PATH=%q\n' "${PATH}"
   printf 'export PYTHONPATH=%q\n' "${PYTHONPATH}"
   printf 'export LD_LIBRARY_PATH=%q\n' "${LD_LIBRARY_PATH:+${LD_LIBRARY_PATH}:}${viewroot}/lib"
-  printf 'export fluxsocket=%q\n' "local://${configroot}/run/flux/local"
-} > "${viewbase}/flux-view.sh.$$"
-mv -f "${viewbase}/flux-view.sh.$$" "${viewbase}/flux-view.sh"
+  printf 'export fluxsocket=%q\n' local:///mnt/flux/config/run/flux/local
+} > /mnt/flux/flux-view.sh".$$"
+mv -f /mnt/flux/flux-view.sh".$$" /mnt/flux/flux-view.sh
 
 {
   echo '#!/bin/bash'
-  printf '. %q\n' "${viewbase}/flux-view.sh"
+  printf '. %q\n' /mnt/flux/flux-view.sh
   # shellcheck disable=SC2016 # expanded when flux-connect.sh runs, not now
   echo 'flux proxy "${fluxsocket}" bash'
-} > "${viewbase}/flux-connect.sh.$$"
-mv -f "${viewbase}/flux-connect.sh.$$" "${viewbase}/flux-connect.sh"
+} > /mnt/flux/flux-connect.sh".$$"
+mv -f /mnt/flux/flux-connect.sh".$$" /mnt/flux/flux-connect.sh
 
-cfg="${configroot}/etc/flux/config"
+cfg=/mnt/flux/config/etc/flux/config
 # containers[0].command, kept verbatim as data here. It is split into words (quotes,
 # escapes and $VAR as in a shell command line, expanded now) only where it runs, so quotes and
 # $ in it work; control operators such as && or | do not (use commands.script for those).
@@ -160,14 +165,14 @@ MINICLUSTER_FN_EOF
 # The CURVE certificate: flux reads it as this container's user and rejects a file that group or
 # other can read. The mounted one is mode 0400 (0440 with the pod's fsGroup, to which kubelet gives
 # it) and owned by root, so it is copied to a file only this user can read. Never printed.
-curvepath="${configroot}/curve/curve.cert"
+curvepath=/mnt/flux/config/curve/curve.cert
 if [[ ! -r /flux_operator_curve/curve.cert ]]; then
   echo "cannot read the mounted CURVE certificate as user $(id -u): it is mode 0400 and owned by root; set spec.pod.securityContext.fsGroup (kubelet then gives the pod's group read access) or run the broker container as root" >&2
   exit 1
 fi
 # The init container hands these directories to the broker's user when the MiniCluster sets
 # runAsUser; flux also refuses a rundir or statedir that this user does not own.
-for dir in "${configroot}/curve" "${configroot}/run/flux" "${configroot}/var/lib/flux" "${configroot}/etc/flux/system"; do
+for dir in /mnt/flux/config/curve /mnt/flux/config/run/flux /mnt/flux/config/var/lib/flux /mnt/flux/config/etc/flux/system; do
   if [[ ! -O "${dir}" || ! -w "${dir}" ]]; then
     echo "${dir} is not owned and writable by user $(id -u), which runs this broker: set runAsUser (and runAsGroup) in containers[0].securityContext or spec.pod.securityContext, so that the init container gives it the config tree" >&2
     exit 1
@@ -178,21 +183,21 @@ rm -f "${curvepath}"
 chmod 0600 "${curvepath}"
 
 # Resources of this node, for every host of the hostlist.
-hosts="$(< "${configroot}/etc/flux/system/hostlist")"
-flux R encode --hosts="${hosts}" --local > "${configroot}/etc/flux/system/R.tmp"
-mv -f "${configroot}/etc/flux/system/R.tmp" "${configroot}/etc/flux/system/R"
+hosts="$(< /mnt/flux/config/etc/flux/system/hostlist)"
+flux R encode --hosts="${hosts}" --local > /mnt/flux/config/etc/flux/system/R.tmp
+mv -f /mnt/flux/config/etc/flux/system/R.tmp /mnt/flux/config/etc/flux/system/R
 
 # State directory on the shared volume; job output directory.
-export STATE_DIR="${configroot}/var/lib/flux"
+export STATE_DIR=/mnt/flux/config/var/lib/flux
 export FLUX_OUTPUT_DIR=/tmp/fluxout
-mkdir -p "${STATE_DIR}" "${FLUX_OUTPUT_DIR}" "${configroot}/etc/flux/system/cron.d"
+mkdir -p "${STATE_DIR}" "${FLUX_OUTPUT_DIR}" /mnt/flux/config/etc/flux/system/cron.d
 
 brokerOptions=(
-  "-Scron.directory=${configroot}/etc/flux/system/cron.d"
+  -Scron.directory=/mnt/flux/config/etc/flux/system/cron.d
   -Stbon.fanout=256
-  "-Srundir=${configroot}/run/flux"
+  -Srundir=/mnt/flux/config/run/flux
   "-Sstatedir=${STATE_DIR}"
-  "-Slocal-uri=local://${configroot}/run/flux/local"
+  -Slocal-uri=local:///mnt/flux/config/run/flux/local
   -Stbon.connect_timeout=5s
   -Slog-stderr-level=0
   -Slog-stderr-mode=local
@@ -214,18 +219,22 @@ flux jobs -a
 MINICLUSTER_FN_EOF_1
   chmod +x flux-job.batch
 
+  # The broker; the job below is its initial program, and the instance ends when the job does.
+  broker=(flux start -o --config "${cfg}" "${brokerOptions[@]}")
+
   # Flags of flux submit / flux batch.
   flags=(-n1)
-
   # shellcheck disable=SC2016 # "$@" is expanded by sh -c
-  run_broker flux start -o --config "${cfg}" "${brokerOptions[@]}" sh -c 'flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all' sh "${flags[@]}" > /dev/null 2>&1
+  job=(sh -c 'flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all' sh "${flags[@]}")
+  run_broker "${broker[@]}" "${job[@]}" > /dev/null 2>&1
 else
 
   # Workers join the main broker. flux retries the connection by itself until the main broker
   # answers, resolving its name again each time, so one start is enough; when it fails, the
   # container fails and kubelet restarts it as spec.pod.restartPolicy says.
+  broker=(flux start -o --config "${cfg}" "${brokerOptions[@]}")
   retval=0
-  run_broker flux start -o --config "${cfg}" "${brokerOptions[@]}" || retval=$?
+  run_broker "${broker[@]}" || retval=$?
   if [[ "${retval}" -eq 0 ]]; then
     echo "The follower worker exited cleanly. Goodbye!"
   else
@@ -239,4 +248,4 @@ ls /tmp/fluxout -1
 cat /tmp/fluxout/job-0.out
 
 # Marker: this broker is done.
-touch "${viewbase}/flux-operator-complete.txt"
+touch /mnt/flux/flux-operator-complete.txt

@@ -10,25 +10,22 @@ set -eu -o pipefail
 host="${HOSTNAME:-$(hostname)}"
 index="${JOB_COMPLETION_INDEX:-${host##*-}}"
 jobname="${host%-"${index}"}"
-viewbase=/mnt/flux
-viewroot="${viewbase}/view"
-configroot="${viewbase}/config"
-export PATH="/opt/view/bin:${PATH}"
+export PATH=/opt/view/bin:"${PATH}"
 
-mkdir -p "${viewroot}" \
-  "${configroot}/etc/flux/config" \
-  "${configroot}/etc/flux/system/cron.d" \
-  "${configroot}/var/lib/flux" \
-  "${configroot}/run/flux" \
-  "${configroot}/curve"
+mkdir -p /mnt/flux/view \
+  /mnt/flux/config/etc/flux/config \
+  /mnt/flux/config/etc/flux/system/cron.d \
+  /mnt/flux/config/var/lib/flux \
+  /mnt/flux/config/run/flux \
+  /mnt/flux/config/curve
 
 # The hostlist (rank order), for flux R encode in the broker container.
 hosts='@JOB_NAME@-[0-3]'
 hosts="${hosts//@JOB_NAME@/"${jobname}"}"
-printf '%s\n' "${hosts}" > "${configroot}/etc/flux/system/hostlist"
+printf '%s\n' "${hosts}" > /mnt/flux/config/etc/flux/system/hostlist
 
 # spec.flux.brokerConfig, verbatim.
-cp -f /flux_operator/broker.toml "${configroot}/etc/flux/config/broker.toml"
+cp -f /flux_operator/broker.toml /mnt/flux/config/etc/flux/config/broker.toml
 
 # Copy the flux view (/opt/view links to /opt/views/._view/<hash>) and its software.
 view=/opt/view
@@ -38,11 +35,11 @@ for candidate in /opt/views/._view/*; do
     break
   fi
 done
-cp -R "${view}/." "${viewroot}/"
-mkdir -p "${viewbase}/software"
+cp -R "${view}/." /mnt/flux/view/
+mkdir -p /mnt/flux/software
 if [[ -d /opt/software ]]; then
-  cp -R /opt/software/. "${viewbase}/software/"
+  cp -R /opt/software/. /mnt/flux/software/
 fi
 
 # Marker: the shared volume is ready.
-touch "${viewbase}/flux-operator-done.txt"
+touch /mnt/flux/flux-operator-done.txt

@@ -10,22 +10,19 @@ set -eu -o pipefail
 host="${HOSTNAME:-$(hostname)}"
 index="${JOB_COMPLETION_INDEX:-${host##*-}}"
 jobname="${host%-"${index}"}"
-viewbase=/mnt/flux
-viewroot="${viewbase}/view"
-configroot="${viewbase}/config"
-export PATH="/opt/view/bin:${PATH}"
+export PATH=/opt/view/bin:"${PATH}"
 
-mkdir -p "${viewroot}" \
-  "${configroot}/etc/flux/config" \
-  "${configroot}/etc/flux/system/cron.d" \
-  "${configroot}/var/lib/flux" \
-  "${configroot}/run/flux" \
-  "${configroot}/curve"
+mkdir -p /mnt/flux/view \
+  /mnt/flux/config/etc/flux/config \
+  /mnt/flux/config/etc/flux/system/cron.d \
+  /mnt/flux/config/var/lib/flux \
+  /mnt/flux/config/run/flux \
+  /mnt/flux/config/curve
 
 # The hostlist (rank order), for flux R encode in the broker container.
 hosts='@JOB_NAME@-[0-3]'
 hosts="${hosts//@JOB_NAME@/"${jobname}"}"
-printf '%s\n' "${hosts}" > "${configroot}/etc/flux/system/hostlist"
+printf '%s\n' "${hosts}" > /mnt/flux/config/etc/flux/system/hostlist
 
 # The pods' DNS domain: kubelet writes "<ip> <host>.<subdomain>.<namespace>.svc.<cluster domain> <host>"
 # to /etc/hosts of a pod with a subdomain. Read at run time so the config follows the namespace.
@@ -53,14 +50,14 @@ fi
 brokerconfig="$(< /flux_operator/broker.toml)"
 brokerconfig="${brokerconfig//@JOB_NAME@/"${jobname}"}"
 brokerconfig="${brokerconfig//@DNS_SUFFIX@/"${dnssuffix}"}"
-printf '%s\n' "${brokerconfig}" > "${configroot}/etc/flux/config/broker.toml"
+printf '%s\n' "${brokerconfig}" > /mnt/flux/config/etc/flux/config/broker.toml
 
 # flux.container.disable: the application image brings flux; copy what this image has at
 # /opt/view (if anything) for the config files.
-mkdir -p "${viewbase}/software"
+mkdir -p /mnt/flux/software
 if [[ -d /opt/view ]]; then
-  cp -R /opt/view/. "${viewroot}/"
+  cp -R /opt/view/. /mnt/flux/view/
 fi
 
 # Marker: the shared volume is ready.
-touch "${viewbase}/flux-operator-done.txt"
+touch /mnt/flux/flux-operator-done.txt

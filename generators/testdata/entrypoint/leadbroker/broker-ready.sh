@@ -3,11 +3,16 @@
 # Ready means "this broker has joined the instance and the instance runs": the local broker,
 # asked through its socket as the container's user, is in state "run" (the
 # main broker reaches it once its quorum has joined, the others after they joined it).
-viewbase=/mnt/flux
-export PATH="${PATH}:${viewbase}/view/bin"
-# The state-machine.get RPC, as flux uptime asks it (flux 0.88's uptime crashes when the instance
-# owner has no passwd entry, e.g. a runAsUser the image does not know).
-state="$(FLUX_URI="local://${viewbase}/config/run/flux/local" flux python -c 'import flux; print(flux.Flux().rpc("state-machine.get").get()["state"])' 2>&1)" || {
+export PATH="${PATH}:"/mnt/flux/view/bin
+
+# broker_state prints the local broker's state (join, quorum, run, ...): the state-machine.get RPC
+# through its socket, as flux uptime asks it. Not flux uptime itself: flux 0.88 crashes in it when
+# the instance owner has no passwd entry (a runAsUser the image does not know).
+broker_state() {
+  FLUX_URI=local:///mnt/flux/config/run/flux/local flux python -c 'import flux; print(flux.Flux().rpc("state-machine.get").get()["state"])'
+}
+
+state="$(broker_state 2>&1)" || {
   echo "the broker does not answer: ${state}"
   exit 1
 }

@@ -6,15 +6,18 @@
 # commands.init
 export QUEUE=1
 
-# The flux view (copied to the shared volume by the init container) and the config tree.
+# The shared volume, the flux view (copied there by the init container) and the config tree. The
+# script names the files in them by their paths; commands.* hooks may read these variables.
+# shellcheck disable=SC2034 # for commands.* hooks
 viewbase=/mnt/flux
-viewroot="${viewbase}/view"
-configroot="${viewbase}/config"
+viewroot=/mnt/flux/view
+# shellcheck disable=SC2034 # for commands.* hooks
+configroot=/mnt/flux/config
 echo "Flux install root: ${viewroot}"
 # Appended, so that software of the application image comes first.
 export PATH="${PATH}:${viewroot}/bin"
 
-# The software the view brings along (the init container copied it to ${viewbase}/software) is
+# The software the view brings along (the init container copied it to /mnt/flux/software) is
 # mounted at /opt/software, where the view's links point: nothing to copy here.
 
 # Python of the view (flux's Python bindings live there).
@@ -52,36 +55,36 @@ echo "PATH is ${PATH}"
 export FLUX_RC_EXTRA="${viewroot}/etc/flux/rc1.d"
 
 # Helper scripts in the shared volume, each written whole (never appended) and moved into place.
-cat > "${viewbase}/load-fluxion.sh.$$" <<'MINICLUSTER_FN_EOF'
+cat > /mnt/flux/load-fluxion.sh".$$" <<'MINICLUSTER_FN_EOF'
 flux module remove sched-simple
 flux module load sched-fluxion-resource
 flux module load sched-fluxion-qmanager
 MINICLUSTER_FN_EOF
-mv -f "${viewbase}/load-fluxion.sh.$$" "${viewbase}/load-fluxion.sh"
+mv -f /mnt/flux/load-fluxion.sh".$$" /mnt/flux/load-fluxion.sh
 
 {
   echo '#!/bin/bash'
   printf 'export PATH=%q\n' "${PATH}"
   printf 'export PYTHONPATH=%q\n' "${PYTHONPATH}"
   printf 'export LD_LIBRARY_PATH=%q\n' "${LD_LIBRARY_PATH:+${LD_LIBRARY_PATH}:}${viewroot}/lib"
-  printf 'export fluxsocket=%q\n' "local://${configroot}/run/flux/local"
-} > "${viewbase}/flux-view.sh.$$"
-mv -f "${viewbase}/flux-view.sh.$$" "${viewbase}/flux-view.sh"
+  printf 'export fluxsocket=%q\n' local:///mnt/flux/config/run/flux/local
+} > /mnt/flux/flux-view.sh".$$"
+mv -f /mnt/flux/flux-view.sh".$$" /mnt/flux/flux-view.sh
 
 {
   echo '#!/bin/bash'
-  printf '. %q\n' "${viewbase}/flux-view.sh"
+  printf '. %q\n' /mnt/flux/flux-view.sh
   # shellcheck disable=SC2016 # expanded when flux-connect.sh runs, not now
   echo 'flux proxy "${fluxsocket}" bash'
-} > "${viewbase}/flux-connect.sh.$$"
-mv -f "${viewbase}/flux-connect.sh.$$" "${viewbase}/flux-connect.sh"
+} > /mnt/flux/flux-connect.sh".$$"
+mv -f /mnt/flux/flux-connect.sh".$$" /mnt/flux/flux-connect.sh
 
 # commands.servicePre
 echo preparing the queue watcher
 
 # The broker's local socket: the same path as its -Slocal-uri (and its default, the rundir's
 # "local", when flux.disableSocket drops that option).
-fluxsocket_path="${configroot}/run/flux/local"
+fluxsocket_path=/mnt/flux/config/run/flux/local
 # Wait until the broker is running.
 if command -v goshare-wait-fs > /dev/null 2>&1; then
   goshare-wait-fs -p "${fluxsocket_path}"

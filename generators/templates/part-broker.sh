@@ -1,0 +1,51 @@
+{{- /* broker-process: signals and the broker process: run_broker runs flux in the background and passes SIGTERM on. Used by wait.sh. */ -}}
+{{define "broker-process" -}}
+# bash as a container's PID 1 ignores SIGTERM unless it traps it, and nothing would pass it on:
+# the broker would die by SIGKILL when the pod's grace period ends, leaving its state behind.
+# So the broker runs in the background, in a process group of its own (with logging.timed its
+# process is /usr/bin/time), and SIGTERM and SIGINT go to that group. Before the broker starts,
+# they end the script.
+broker_pid=""
+signalled=""
+on_signal() {
+  if [[ -z "${broker_pid}" ]]; then
+    exit 143
+  fi
+  signalled=1
+  kill -TERM -- "-${broker_pid}" 2> /dev/null || true
+}
+trap on_signal TERM INT
+
+# run_broker runs flux (its arguments) and returns its exit status. While it runs, the join
+# watchdog (watch_join) reports a broker that does not join.
+run_broker() {
+  set -m
+  "$@" &
+  broker_pid=$!
+  set +m
+  watch_join &
+  local watcher=$! status=0
+  # wait returns early when a trapped signal arrives: wait again until the broker has exited,
+  # then once more for its exit status.
+  while kill -0 "${broker_pid}" 2> /dev/null; do
+    wait "${broker_pid}" || true
+  done
+  wait "${broker_pid}" || status=$?
+{{- if .Timed}}
+  # /usr/bin/time dies of SIGTERM at once; the broker it started must not be cut short.
+  while kill -0 -- "-${broker_pid}" 2> /dev/null; do
+    sleep 1
+  done
+{{- end}}
+  kill "${watcher}" 2> /dev/null || true
+  wait "${watcher}" 2> /dev/null || true
+  # Stopped by a signal (the pod is deleted, evicted or its Job shrinks): exit 143 whatever the
+  # broker's status. A pod that ends with 0 counts as a completed index of the Indexed Job, which
+  # is then never replaced: a deleted broker pod of a persistent cluster would not come back.
+  if [[ -n "${signalled}" ]]; then
+    echo "${host}: stopped by SIGTERM; the broker exited with ${status}; exiting 143" >&2
+    exit 143
+  fi
+  return "${status}"
+}
+{{- end}}

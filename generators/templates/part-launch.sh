@@ -1,0 +1,122 @@
+{{- /* launch: the main broker runs flux start with the command (or a persistent broker), the others join it. Used by wait.sh. */ -}}
+{{define "launch" -}}
+{{- if not .Quiet}}
+# shell_words prints its arguments as one shell command line, each word quoted when it needs it:
+# the echoed command line is the array that runs.
+shell_words() {
+  local word line="" quote="'" escaped="'\\''"
+  for word in "$@"; do
+    if [[ -z "${word}" || "${word}" == *[!a-zA-Z0-9_./:=@%+,-]* ]]; then
+      word="'${word//${quote}/${escaped}}'"
+    fi
+    line+="${line:+ }${word}"
+  done
+  printf '%s\n' "${line}"
+}
+
+{{end -}}
+if [[ "${index}" == "0" ]]; then
+{{- if .Batch}}
+  # Batch mode: the command's lines become a batch script that flux batch runs. Written through
+  # an unquoted here-document: $VAR and \$VAR mean what they meant in the operator's echo "...".
+  rm -f flux-job.batch
+  # shellcheck disable=SC2154,SC2016 # user text: variables of the broker's environment
+  cat > flux-job.batch <<{{.Batch.Delimiter}}
+#!/bin/bash
+{{- if .Batch.Raw}}
+{{- range .Batch.Lines}}
+{{.Text}}
+{{- end}}
+{{- else}}
+{{- range .Batch.Lines}}
+flux submit --flags waitable --error={{shq .Error}} --output={{shq .Output}} {{.Text}}
+{{- end}}
+flux queue idle
+flux jobs -a
+{{- end}}
+{{.Batch.Delimiter}}
+  chmod +x flux-job.batch
+{{- end}}
+{{- template "hook" .Hooks.BrokerPre}}
+{{- if not .Quiet}}
+
+  echo "Command provided is: ${command}"
+{{- end}}
+{{- if not .Command}}
+
+  # No command: a persistent (interactive) broker.
+  broker=(flux broker --config-path "${cfg}" "${brokerOptions[@]}")
+{{- if not .Quiet}}
+  echo "Running in interactive mode"
+  shell_words "${broker[@]}"
+{{- end}}
+  run_broker "${broker[@]}"
+{{- else}}
+
+  # The broker; the job below is its initial program, and the instance ends when the job does.
+{{- if .Wrap}}
+  # shellcheck disable=SC2054 # flux.wrap is one word, its commas separate wrapper arguments
+{{- end}}
+  broker=(flux start{{with .Wrap}} {{shq (print "--wrap=" .)}}{{end}} -o --config "${cfg}" "${brokerOptions[@]}")
+{{- if not .Launcher}}
+
+  # Flags of flux submit / flux batch.
+  flags=({{.NodeSpec}}{{with .OptionFlags}} {{.}}{{end}}{{if .Debug}} -vvv{{end}})
+{{- if not .Quiet}}
+  echo "Flags for flux are ${flags[*]}"
+{{- end}}
+{{- end}}
+{{- if .Batch}}
+{{- if not .Quiet}}
+  echo "Prepared batch job:"
+  cat flux-job.batch
+{{- end}}
+  # shellcheck disable=SC2016 # "$@" is expanded by sh -c
+  job=({{with .Prefix}}{{.}} {{end}}sh -c 'flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all' sh "${flags[@]}")
+{{- else}}
+
+  # Split the command into words (see above), without running it.
+  command_args=()
+  if ! eval "command_args=(
+${command}
+)"; then
+    echo "cannot parse containers[{{.Index}}].command as a command line: ${command}" >&2
+    exit 1
+  fi
+{{- if .Launcher}}
+  job=({{with .Prefix}}{{.}} {{end}}"${command_args[@]}")
+{{- else}}
+  job=({{with .Prefix}}{{.}} {{end}}{{.SubmitCommand}} "${flags[@]}" --quiet --watch "${command_args[@]}")
+{{- end}}
+{{- end}}
+{{- if not .Quiet}}
+  echo "{{if .Batch}}Batch{{else if .Launcher}}Launcher{{else}}Submit{{end}} mode: $(shell_words "${broker[@]}" "${job[@]}")"
+{{- end}}
+  run_broker {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxstart wall time %E" {{end}}"${broker[@]}" {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxsubmit wall time %E" {{end}}"${job[@]}"{{if and .Batch .Quiet}} > /dev/null 2>&1{{end}}
+{{- end}}
+else
+{{- template "hook" .Hooks.WorkerPre}}
+
+  # Workers join the main broker. flux retries the connection by itself until the main broker
+  # answers, resolving its name again each time, so one start is enough; when it fails, the
+  # container fails and kubelet restarts it as spec.pod.restartPolicy says.
+  broker=(flux start -o --config "${cfg}" "${brokerOptions[@]}")
+{{- if not .Quiet}}
+  shell_words "${broker[@]}"
+{{- end}}
+  retval=0
+  run_broker "${broker[@]}" || retval=$?
+  if [[ "${retval}" -eq 0 ]]; then
+    echo "The follower worker exited cleanly. Goodbye!"
+{{- if .CompleteWorkers}}
+  else
+    # flux.completeWorkers: the pod completes, it is not restarted.
+    echo "The follower worker exited with ${retval}; not retrying (completeWorkers)."
+{{- else}}
+  else
+    echo "The follower worker exited with ${retval}." >&2
+    exit "${retval}"
+{{- end}}
+  fi
+fi
+{{- end}}
