@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/minicluster-fn/minicluster-fn/fluxcd"
+	"github.com/minicluster-fn/minicluster-fn/internal/objyaml"
 )
 
 // brokerHealthCheckModes are the values of --broker-health-check.
@@ -205,7 +206,7 @@ func runFluxcd(dir string, o fluxcd.Options, out, errOut io.Writer) error {
 	for _, ks := range kss {
 		objs = append(objs, ks)
 	}
-	return fluxcd.WriteYAML(out, objs...)
+	return objyaml.WriteStream(out, objs...)
 }
 
 // printErrors prints each error of a joined error on its own line.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -15,11 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 	"github.com/minicluster-fn/minicluster-fn/generators"
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
+	"github.com/minicluster-fn/minicluster-fn/internal/objyaml"
 	"github.com/minicluster-fn/minicluster-fn/internal/publish"
 )
 
@@ -292,25 +291,11 @@ func keygenManifest(o keygenOptions, certText string) ([]byte, error) {
 			Data:       map[string]string{generators.CurveCertKey: certText},
 		}
 	}
-	out, err := yaml.Marshal(obj)
+	out, err := objyaml.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the %s: %w", o.output, err)
 	}
-	return stripNullCreationTimestamp(out), nil
-}
-
-// stripNullCreationTimestamp removes the "creationTimestamp: null" that older apimachinery
-// versions write for an unset ObjectMeta.CreationTimestamp.
-func stripNullCreationTimestamp(doc []byte) []byte {
-	lines := bytes.SplitAfter(doc, []byte("\n"))
-	kept := lines[:0]
-	for _, l := range lines {
-		if string(bytes.TrimSpace(l)) == "creationTimestamp: null" {
-			continue
-		}
-		kept = append(kept, l)
-	}
-	return bytes.Join(kept, nil)
+	return out, nil
 }
 
 // checkCert validates one certificate file and prints "ok" or every problem. Problems never hold
