@@ -10,6 +10,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
+	"github.com/minicluster-fn/minicluster-fn/internal/joinerr"
 )
 
 // Text the user writes that the generated scripts and config take verbatim is checked here, so a
@@ -152,7 +153,7 @@ func validateFluxText(f *FluxSpec, p *field.Path) field.ErrorList {
 	if f.CurveCert != "" {
 		if err := curve.Validate([]byte(f.CurveCert)); err != nil {
 			var msgs []string
-			for _, e := range unjoin(err) {
+			for _, e := range joinerr.Split(err) {
 				msgs = append(msgs, e.Error())
 			}
 			errs = append(errs, field.Invalid(p.Child("curveCert"), "<certificate>", "is not a certificate Flux accepts: "+strings.Join(msgs, "; ")))
@@ -160,12 +161,4 @@ func validateFluxText(f *FluxSpec, p *field.Path) field.ErrorList {
 	}
 	errs = append(errs, validateShell(f.SubmitCommand, p.Child("submitCommand"))...)
 	return errs
-}
-
-// unjoin lists the errors an errors.Join holds, or err itself.
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }

@@ -20,7 +20,7 @@ func runCmd(t *testing.T, stdin string, args ...string) (string, string, error) 
 	cmd.SetIn(strings.NewReader(stdin))
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
-	err := cmd.Execute()
+	err := execute(cmd)
 	return out.String(), errOut.String(), err
 }
 

@@ -91,7 +91,7 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // characters Flux accepts in metadata values: ASCII letters and digits and
 // .-:+=^!/*?&<>()[]{}@%$# space tab (no _ , ' ; ~ | ").
 func Generate(name string, rnd io.Reader) (*Cert, error) {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return nil, err
 	}
 	if rnd == nil {
@@ -109,7 +109,8 @@ func Generate(name string, rnd io.Reader) (*Cert, error) {
 	return c, nil
 }
 
-func checkName(name string) error {
+// CheckName reports a name Generate refuses (see Generate for the rules).
+func CheckName(name string) error {
 	switch {
 	case name == "":
 		return errors.New(`curve: certificate name is empty (Flux needs a "name" metadata entry)`)
