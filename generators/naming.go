@@ -3,6 +3,7 @@ package generators
 import (
 	"fmt"
 
+	"github.com/minicluster-fn/minicluster-fn/api/naming"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
 )
@@ -106,19 +107,16 @@ type names struct {
 }
 
 func newNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, jobHash, keygenHash, servicesHash string) names {
-	job := mc.Name
-	if opts.JobNaming != v1alpha2.JobNamingStable {
-		job = mc.Name + "-" + jobHash
-	}
+	job := naming.BrokerJob(mc.Name, jobHash, opts.JobNaming != v1alpha2.JobNamingStable)
 	return names{
 		Job:                 job,
 		Service:             mc.Spec.Network.HeadlessName,
 		EntrypointConfigMap: job + "-entrypoint",
 		Curve:               mc.Spec.Network.HeadlessName,
-		Keygen:              truncate(mc.Name, 63-len("-keygen-")-v1alpha2.HashSuffixLength) + "-keygen-" + keygenHash,
-		KeygenAccount:       truncate(mc.Name, 63-len("-keygen")) + "-keygen",
-		ServicesPod:         truncate(mc.Name+v1alpha2.ServicesHostSuffix, 253-1-v1alpha2.HashSuffixLength) + "-" + servicesHash,
-		ServicesHostname:    mc.Name + v1alpha2.ServicesHostSuffix,
+		Keygen:              naming.KeygenJob(mc.Name, keygenHash),
+		KeygenAccount:       naming.KeygenAccount(mc.Name),
+		ServicesPod:         naming.ServicesPod(mc.Name, servicesHash),
+		ServicesHostname:    naming.ServicesHostname(mc.Name),
 	}
 }
 
@@ -129,13 +127,6 @@ func NamedBy(obj Object) string {
 		return "spec.network.headlessName"
 	}
 	return "metadata.name"
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 // labels are the recommended labels every generated object carries.
