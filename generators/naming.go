@@ -8,8 +8,8 @@ import (
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
 )
 
-// Every object name, label and mount path of the generated manifests comes from this file.
-
+// The labels and annotations of the generated manifests come from this file, and their object
+// names too, built with api/naming where they have length rules.
 const (
 	// managedBy marks every object this function generates; fn uses it to find earlier output.
 	managedBy = "minicluster-fn"

@@ -95,7 +95,7 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 		errs = append(errs, field.Invalid(spec.Child("backoffLimit"), s.BackoffLimit, "must not be negative"))
 	}
 	if s.DeadlineSeconds < 0 {
-		errs = append(errs, field.Invalid(spec.Child("deadlineSeconds"), s.DeadlineSeconds, "must be positive"))
+		errs = append(errs, field.Invalid(spec.Child("deadlineSeconds"), s.DeadlineSeconds, "must not be negative"))
 	}
 
 	// Hostnames must be DNS labels (63 characters at most): measured on the names generation makes

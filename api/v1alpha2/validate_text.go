@@ -13,11 +13,10 @@ import (
 	"github.com/minicluster-fn/minicluster-fn/internal/joinerr"
 )
 
-// Text the user writes that the generated scripts and config take verbatim is checked here, so a
-// typo is an error naming its field at render time instead of a broker pod that fails to start.
-
 // validateShell reports code that bash cannot parse; the message is the parser's, with its line
-// and column in the field's text.
+// and column in the field's text. Text the user writes that the generated scripts and config take
+// verbatim is checked here and in the functions below, so a typo is an error naming its field at
+// render time instead of a broker pod that fails to start.
 func validateShell(code string, p *field.Path) field.ErrorList {
 	if strings.TrimSpace(code) == "" {
 		return nil

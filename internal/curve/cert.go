@@ -349,13 +349,13 @@ func (p *parser) seen(n int, key string) {
 // entry splits key = "value" and checks the key and the quoting. The value
 // is returned without its quotes and without checking its characters.
 func (p *parser) entry(n int, s string, sensitive bool) (key, val string, ok bool) {
-	eq := strings.IndexByte(s, '=')
-	if eq < 0 {
+	key, val, found := strings.Cut(s, "=")
+	if !found {
 		p.addf(n, nil, `expected key = "value" in %s section`, p.section)
 		return "", "", false
 	}
-	key = strings.Trim(s[:eq], cSpace)
-	val = strings.Trim(s[eq+1:], cSpace)
+	key = strings.Trim(key, cSpace)
+	val = strings.Trim(val, cSpace)
 	switch {
 	case key == "":
 		p.addf(n, nil, "entry has no key before '='")
