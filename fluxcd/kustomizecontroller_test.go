@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/minicluster-fn/minicluster-fn/internal/objyaml"
 )
 
 // durationPattern is the kubebuilder validation pattern of every Flux CD interval and timeout
@@ -50,7 +52,7 @@ func emit(t *testing.T, clusters []MiniCluster, o Options) ([]*kustomizev1.Kusto
 		objs = append(objs, ks)
 	}
 	var out bytes.Buffer
-	if err := WriteYAML(&out, objs...); err != nil {
+	if err := objyaml.WriteStream(&out, objs...); err != nil {
 		t.Fatal(err)
 	}
 	docs := strings.Split(out.String(), "\n---\n")

@@ -20,7 +20,6 @@ package fluxcd
 import (
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"path"
 	"slices"
@@ -33,7 +32,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/generators"
 )
@@ -199,29 +197,4 @@ func secretRef(name string) *meta.LocalObjectReference {
 		return nil
 	}
 	return &meta.LocalObjectReference{Name: name}
-}
-
-// WriteYAML writes the objects as one YAML stream, without status (the controllers write it) and
-// without empty metadata.
-func WriteYAML(w io.Writer, objs ...runtime.Object) error {
-	for i, obj := range objs {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		if err != nil {
-			return err
-		}
-		delete(u, "status")
-		data, err := yaml.Marshal(u)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			if _, err := io.WriteString(w, "---\n"); err != nil {
-				return err
-			}
-		}
-		if _, err := w.Write(data); err != nil {
-			return err
-		}
-	}
-	return nil
 }

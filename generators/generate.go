@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/minicluster-fn/minicluster-fn/api/naming"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
 
@@ -102,7 +103,7 @@ func resolveNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, placeholder n
 	return newNames(mc, opts, jobHash, keygenHash, servicesHash), nil
 }
 
-// shortHash is the first HashSuffixLength hex digits of the SHA-256 of the values' JSON form, as
+// shortHash is the first naming.HashSuffixLength hex digits of the SHA-256 of the values' JSON form, as
 // encoding/json writes it: struct fields in declaration order, map keys sorted, so it is
 // deterministic.
 func shortHash(values ...any) (string, error) {
@@ -114,5 +115,5 @@ func shortHash(values ...any) (string, error) {
 		}
 	}
 	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0]))[:v1alpha2.HashSuffixLength], nil
+	return hex.EncodeToString(h.Sum(sum[:0]))[:naming.HashSuffixLength], nil
 }

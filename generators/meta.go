@@ -1,6 +1,7 @@
 package generators
 
 import (
+	"maps"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,9 +29,7 @@ func copyInto(dst, src map[string]string) map[string]string {
 	if dst == nil {
 		dst = make(map[string]string, len(src))
 	}
-	for k, v := range src {
-		dst[k] = v
-	}
+	maps.Copy(dst, src)
 	return dst
 }
 

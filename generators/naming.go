@@ -3,12 +3,14 @@ package generators
 import (
 	"fmt"
 
+	"github.com/minicluster-fn/minicluster-fn/api/naming"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
 )
 
-// Every object name, label and ConfigMap key of the generated manifests comes from this file;
-// every path inside the pods from layout.go.
+// Every object name, label and ConfigMap key of the generated manifests comes from this file
+// (object names with length rules are built with api/naming); every path inside the pods from
+// layout.go.
 
 const (
 	// managedBy marks every object this function generates; fn uses it to find earlier output.
@@ -103,19 +105,16 @@ type names struct {
 }
 
 func newNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, jobHash, keygenHash, servicesHash string) names {
-	job := mc.Name
-	if opts.JobNaming != v1alpha2.JobNamingStable {
-		job = mc.Name + "-" + jobHash
-	}
+	job := naming.BrokerJob(mc.Name, jobHash, opts.JobNaming != v1alpha2.JobNamingStable)
 	return names{
 		Job:                 job,
 		Service:             mc.Spec.Network.HeadlessName,
 		EntrypointConfigMap: job + "-entrypoint",
 		Curve:               mc.Spec.Network.HeadlessName,
-		Keygen:              truncate(mc.Name, 63-len("-keygen-")-v1alpha2.HashSuffixLength) + "-keygen-" + keygenHash,
-		KeygenAccount:       truncate(mc.Name, 63-len("-keygen")) + "-keygen",
-		ServicesPod:         truncate(mc.Name+v1alpha2.ServicesHostSuffix, 253-1-v1alpha2.HashSuffixLength) + "-" + servicesHash,
-		ServicesHostname:    mc.Name + v1alpha2.ServicesHostSuffix,
+		Keygen:              naming.KeygenJob(mc.Name, keygenHash),
+		KeygenAccount:       naming.KeygenAccount(mc.Name),
+		ServicesPod:         naming.ServicesPod(mc.Name, servicesHash),
+		ServicesHostname:    naming.ServicesHostname(mc.Name),
 	}
 }
 
@@ -126,13 +125,6 @@ func NamedBy(obj Object) string {
 		return "spec.network.headlessName"
 	}
 	return "metadata.name"
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 // labels are the recommended labels every generated object carries.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -43,19 +42,19 @@ func Decode(data []byte) (*MiniCluster, field.ErrorList) {
 	return decodeJSON(js)
 }
 
-// sizeUnset is what spec.size holds before decoding, to tell an explicit 0 (an error: the
-// operator would take it for "unset") from no size. It is a valid value too: when it is there
-// after decoding, presentSize tells which it is.
-const sizeUnset = math.MinInt32
-
 // decodeJSON decodes the JSON form of a document: first whether it is a MiniCluster (apiVersion
 // and kind), then strictly.
 func decodeJSON(js []byte) (*MiniCluster, field.ErrorList) {
 	var head struct {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
+		// Spec.Size is set when spec.size is in the document (and not null): an explicit 0 is an
+		// error, since the operator would take it for "unset".
+		Spec struct {
+			Size *json.RawMessage `json:"size"`
+		} `json:"spec"`
 	}
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(js, &head); err != nil {
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(js, &head); err != nil && !specTypeError(err) {
 		return nil, field.ErrorList{field.Invalid(field.NewPath(""), "<document>", "expected a YAML mapping with apiVersion and kind")}
 	}
 	if head.Kind != Kind || head.APIVersion != APIVersion {
@@ -63,7 +62,6 @@ func decodeJSON(js []byte) (*MiniCluster, field.ErrorList) {
 			"not a MiniCluster: expected apiVersion "+APIVersion+" and kind "+Kind)}
 	}
 	mc := &MiniCluster{}
-	mc.Spec.Size = sizeUnset
 	strict, err := sigsjson.UnmarshalStrict(js, mc, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
 	if err != nil {
 		return nil, field.ErrorList{decodeError(err, js)}
@@ -77,6 +75,8 @@ func decodeJSON(js []byte) (*MiniCluster, field.ErrorList) {
 				errs = append(errs, field.Invalid(field.NewPath(""), "<document>", e.Error()))
 				continue
 			}
+			// sigs.k8s.io/json's strict errors tell their kind only by their text
+			// (TestStrictErrorWording pins it).
 			duplicate := strings.HasPrefix(e.Error(), "duplicate field")
 			for _, p := range memberPaths(doc, fe.FieldPath()) {
 				if duplicate {
@@ -87,15 +87,18 @@ func decodeJSON(js []byte) (*MiniCluster, field.ErrorList) {
 			}
 		}
 	}
-	switch {
-	case mc.Spec.Size == 0:
-		// Size 0 is the "unset" value of the field, so an explicit 0 has to be caught here.
+	if head.Spec.Size != nil && mc.Spec.Size == 0 {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "size"), 0, "must be at least 1"))
-	case mc.Spec.Size == sizeUnset && !presentSize(js):
-		mc.Spec.Size = 0
 	}
 	sortErrors(errs)
 	return mc, errs
+}
+
+// specTypeError tells whether err is about spec not being a mapping, which the strict decoding
+// reports with its path.
+func specTypeError(err error) bool {
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &te) && te.Field == "spec"
 }
 
 // unknownFieldError is the error for a field that is not in the MiniCluster v1alpha2 schema: every
@@ -104,25 +107,17 @@ func unknownFieldError(path *field.Path) *field.Error {
 	return field.Forbidden(path, UnknownFieldDetail(path))
 }
 
-// presentSize tells whether spec.size is in the document (and not null).
-func presentSize(js []byte) bool {
-	var probe struct {
-		Spec struct {
-			Size *json.RawMessage `json:"size"`
-		} `json:"spec"`
-	}
-	err := sigsjson.UnmarshalCaseSensitivePreserveInts(js, &probe)
-	return err == nil && probe.Spec.Size != nil
-}
-
 // decodeError turns the error of a decoding that failed into a field error at its path.
 func decodeError(err error, js []byte) *field.Error {
-	if te, ok := parseTypeError(err.Error()); ok {
+	// sigs.k8s.io/json's type errors are encoding/json's: the JSON value ("string", "number 1.5"),
+	// the JSON names of the struct fields down to it (Field) and the Go type.
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
 		p := field.NewPath("")
-		if te.path != "" {
+		if te.Field != "" {
 			p = typeErrorPath(parseDocument(js), te)
 		}
-		return field.Invalid(p, "<"+te.value+">", "wrong type: expected "+goTypeToYAML(te.goType))
+		return field.Invalid(p, "<"+te.Value+">", "wrong type: expected "+goTypeToYAML(te.Type.String()))
 	}
 	// The error of a type's own decoding (a quantity or a time that does not parse) has no path:
 	// the first value that fails the same way is where it came from.
@@ -130,32 +125,6 @@ func decodeError(err error, js []byte) *field.Error {
 		return field.Invalid(p, v, err.Error())
 	}
 	return field.Invalid(field.NewPath(""), "<document>", err.Error())
-}
-
-// typeError is what the strict decoder's type error says: the JSON value ("string",
-// "number 1.5"), the JSON names of the struct fields down to it, and the Go type.
-type typeError struct {
-	value, path, goType string
-}
-
-// parseTypeError reads a type error from its message, "json: cannot unmarshal V into Go struct
-// field S.PATH of type T" or "... into Go value of type T": sigs.k8s.io/json's type error type is
-// internal to it.
-func parseTypeError(msg string) (typeError, bool) {
-	rest, ok := strings.CutPrefix(msg, "json: cannot unmarshal ")
-	if !ok {
-		return typeError{}, false
-	}
-	if value, goType, ok := strings.Cut(rest, " into Go value of type "); ok {
-		return typeError{value: value, goType: goType}, true
-	}
-	value, target, ok := strings.Cut(rest, " into Go struct field ")
-	i := strings.LastIndex(target, " of type ")
-	if !ok || i < 0 {
-		return typeError{}, false
-	}
-	_, path, _ := strings.Cut(target[:i], ".") // the struct's Go name comes first
-	return typeError{value: value, path: path, goType: target[i+len(" of type "):]}, true
 }
 
 // goTypeToYAML names what a Go type holds in YAML words.
@@ -235,16 +204,18 @@ func valueErrorPath(doc any, err error) (*field.Path, string, bool) {
 // typeErrorPath finds the first value (in the order the decoder met them: members sorted, as
 // sigs.k8s.io/yaml writes them) that is at te's struct fields, has te's JSON kind and goes into
 // te's Go type.
-func typeErrorPath(doc any, te typeError) *field.Path {
+func typeErrorPath(doc any, te *json.UnmarshalTypeError) *field.Path {
 	// The names of embedded structs (TypeMeta.apiVersion) are no JSON members.
-	names := slices.DeleteFunc(strings.Split(te.path, "."), func(n string) bool { return n == "TypeMeta" || n == "ObjectMeta" })
+	names := slices.DeleteFunc(strings.Split(te.Field, "."), func(n string) bool { return n == "TypeMeta" || n == "ObjectMeta" })
+	goType := te.Type.String()
 	var found fieldSteps
 	walk(doc, reflect.TypeFor[MiniCluster](), nil, func(v any, t reflect.Type, p fieldSteps) bool {
 		if found != nil {
 			return false
 		}
-		if t.String() == te.goType && slices.Equal(p.fieldNames(), names) {
-			if kind := jsonKind(v); kind == te.value || strings.SplitN(kind, " ", 2)[0] == te.value {
+		if t.String() == goType && slices.Equal(p.fieldNames(), names) {
+			kind := jsonKind(v)
+			if word, _, _ := strings.Cut(kind, " "); kind == te.Value || word == te.Value {
 				found = p
 				return false
 			}
@@ -252,7 +223,7 @@ func typeErrorPath(doc any, te typeError) *field.Path {
 		return true
 	})
 	if found == nil {
-		return field.NewPath(te.path)
+		return field.NewPath(te.Field)
 	}
 	return found.fieldPath()
 }

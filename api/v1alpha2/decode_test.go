@@ -1,6 +1,8 @@
 package v1alpha2_test
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -347,5 +349,33 @@ func TestDecodeMergeKeyOverride(t *testing.T) {
 	}
 	if got := mc.Spec.JobLabels; len(got) != 2 || got["a"] != "z" || got["c"] != "d" {
 		t.Errorf("jobLabels %v, want a=z (the override) and c=d (merged)", got)
+	}
+}
+
+// TestSigsJSONErrors pins what Decode reads from sigs.k8s.io/json's errors, so that an upgrade that
+// changes them fails here rather than turning field paths into "<document>" errors: its type
+// errors are encoding/json's *UnmarshalTypeError with the JSON field path, and its strict errors
+// tell a duplicate from an unknown field only by the start of their text.
+func TestSigsJSONErrors(t *testing.T) {
+	var v struct {
+		A struct {
+			B int `json:"b"`
+		} `json:"a"`
+	}
+	_, err := sigsjson.UnmarshalStrict([]byte(`{"a": {"b": "x"}}`), &v)
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || te.Field != "a.b" || te.Value != "string" || te.Type.String() != "int" {
+		t.Errorf("type error %#v (%v), want an *encoding/json.UnmarshalTypeError at a.b", err, err)
+	}
+	strict, err := sigsjson.UnmarshalStrict([]byte(`{"a": {"b": 1, "b": 2, "c": 3}}`), &v,
+		sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
+	if err != nil || len(strict) != 2 {
+		t.Fatalf("strict errors %v, error %v; want two strict errors", strict, err)
+	}
+	for i, want := range []string{`duplicate field "a.b"`, `unknown field "a.c"`} {
+		var fe sigsjson.FieldError
+		if !errors.As(strict[i], &fe) || strict[i].Error() != want {
+			t.Errorf("strict error %d = %q, want a FieldError %q", i, strict[i], want)
+		}
 	}
 }

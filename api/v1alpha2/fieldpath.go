@@ -11,12 +11,6 @@ import (
 	sigsjson "sigs.k8s.io/json"
 )
 
-// The strict decoder names a field by the JSON members down to it (spec.containers[0].volumes.data.pth:
-// a map key is written as a member, and may hold dots itself), and a type error by struct fields
-// only (spec.containers.volumes.path). Here those names are found again in the decoded document,
-// walked together with the Go types, to give the field paths of the MiniCluster's schema:
-// spec.containers[0].volumes[data].pth.
-
 // step is one step of a path: a struct field, a map key or a list index.
 type step struct {
 	name  string
@@ -32,6 +26,13 @@ const (
 	indexStep
 )
 
+// fieldSteps is a field path in the MiniCluster's schema, found from the strict decoder's names.
+//
+// The strict decoder names a field by the JSON members down to it (spec.containers[0].volumes.data.pth:
+// a map key is written as a member, and may hold dots itself), and a type error by struct fields
+// only (spec.containers.volumes.path). Here those names are found again in the decoded document,
+// walked together with the Go types, to give the field paths of the MiniCluster's schema:
+// spec.containers[0].volumes[data].pth.
 type fieldSteps []step
 
 func (p fieldSteps) with(s step) fieldSteps { return append(slices.Clip(p), s) }

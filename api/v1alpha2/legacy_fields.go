@@ -7,15 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Fields of the operator's older API, flux-framework.org/v1alpha1 (last released as operator
-// 0.1.1), that v1alpha2 renamed, moved or removed. Files written for v1alpha1 still carry them,
-// six of the operator's own examples among them. "Check the spelling" would send their authors
-// the wrong way, so the unknown-field message says where the field went instead.
-//
-// The list is the difference between the v1alpha1 schema of every released operator version and
-// the v1alpha2 schema, reduced to the topmost field of each removed subtree: a strict decoder
-// reports only that one.
-
 // legacyHintPrefix opens every hint, so a reader sees at once that the field is not a typo.
 const legacyHintPrefix = "belongs to the operator's older API (v1alpha1); "
 
@@ -62,6 +53,16 @@ var bracketed = regexp.MustCompile(`\[[^\]]*\]`)
 // LegacyFieldHint says where an unknown field of a MiniCluster went, if it is a v1alpha1 field:
 // path is the field's path as field.Path prints it (spec.containers[0].existingVolumes). It is ""
 // for any other path.
+//
+// The hints are for the fields of the operator's older API, flux-framework.org/v1alpha1 (last
+// released as operator 0.1.1), that v1alpha2 renamed, moved or removed. Files written for
+// v1alpha1 still carry them,
+// six of the operator's own examples among them. "Check the spelling" would send their authors
+// the wrong way, so the unknown-field message says where the field went instead.
+//
+// Their list is the difference between the v1alpha1 schema of every released operator version and
+// the v1alpha2 schema, reduced to the topmost field of each removed subtree: a strict decoder
+// reports only that one.
 func LegacyFieldHint(path string) string {
 	shape := bracketed.ReplaceAllString(path, "[]")
 	for _, list := range []string{"spec.containers", "spec.services"} {

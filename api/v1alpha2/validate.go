@@ -13,11 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-)
 
-// HashSuffixLength is the length of the -<hash> suffix generators add to the broker Job's name in
-// the default "hash" naming; validation needs it to bound hostnames.
-const HashSuffixLength = 8
+	"github.com/minicluster-fn/minicluster-fn/api/naming"
+)
 
 // Names of the volumes every broker pod has besides flux.container.name (generators use these);
 // containers' volumes cannot take them.
@@ -36,9 +34,6 @@ const (
 const maxIndexedJobParallelism = 100_000
 
 var indexedJobLimitDetail = fmt.Sprintf("must not exceed %d, the largest parallelism Kubernetes accepts for an Indexed Job", maxIndexedJobParallelism)
-
-// ServicesHostSuffix is appended to the MiniCluster name for the services pod's hostname.
-const ServicesHostSuffix = "-services"
 
 // PortServiceName names the Service of a sidecar container with ports. The operator names it after
 // the container alone; the MiniCluster's name in front keeps two MiniClusters with a sidecar of
@@ -100,26 +95,27 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 		errs = append(errs, field.Invalid(spec.Child("backoffLimit"), s.BackoffLimit, "must not be negative"))
 	}
 	if s.DeadlineSeconds < 0 {
-		errs = append(errs, field.Invalid(spec.Child("deadlineSeconds"), s.DeadlineSeconds, "must be positive"))
+		errs = append(errs, field.Invalid(spec.Child("deadlineSeconds"), s.DeadlineSeconds, "must not be negative"))
 	}
 
-	// Hostnames: <job name>-<index> must be a DNS label (63 characters at most).
+	// Hostnames must be DNS labels (63 characters at most): measured on the names generation makes
+	// (the hash of a hashed Job name is as long as any).
 	if m.Name != "" && sizeOK && s.MaxSize >= s.Size {
-		jobName := len(m.Name)
+		hashed := opts.JobNaming != JobNamingStable
 		how := "<name>-<index>"
-		if opts.JobNaming != JobNamingStable {
-			jobName += 1 + HashSuffixLength
+		if hashed {
 			how = "<name>-<hash>-<index>"
 		}
-		longest := jobName + 1 + len(fmt.Sprint(min(s.MaxSize, maxIndexedJobParallelism)-1))
+		job := naming.BrokerJob(m.Name, strings.Repeat("0", naming.HashSuffixLength), hashed)
+		longest := len(naming.Hostname(job, int(min(s.MaxSize, maxIndexedJobParallelism)-1)))
 		if longest > validation.DNS1123LabelMaxLength {
 			errs = append(errs, field.TooLong(meta.Child("name"), m.Name,
 				len(m.Name)-(longest-validation.DNS1123LabelMaxLength)).WithOrigin("hostname"))
 			errs[len(errs)-1].Detail = fmt.Sprintf("pod hostname %s would be %d characters; hostnames allow 63", how, longest)
 		}
-		if len(s.Services) > 0 && len(m.Name)+len(ServicesHostSuffix) > validation.DNS1123LabelMaxLength {
+		if host := naming.ServicesHostname(m.Name); len(s.Services) > 0 && len(host) > validation.DNS1123LabelMaxLength {
 			errs = append(errs, field.Invalid(meta.Child("name"), m.Name,
-				fmt.Sprintf("services pod hostname <name>%s would be longer than 63 characters", ServicesHostSuffix)))
+				fmt.Sprintf("services pod hostname %s would be longer than 63 characters", strings.Replace(host, m.Name, "<name>", 1))))
 		}
 	}
 

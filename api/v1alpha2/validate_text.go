@@ -10,13 +10,13 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
+	"github.com/minicluster-fn/minicluster-fn/internal/joinerr"
 )
 
-// Text the user writes that the generated scripts and config take verbatim is checked here, so a
-// typo is an error naming its field at render time instead of a broker pod that fails to start.
-
 // validateShell reports code that bash cannot parse; the message is the parser's, with its line
-// and column in the field's text.
+// and column in the field's text. Text the user writes that the generated scripts and config take
+// verbatim is checked here and in the functions below, so a typo is an error naming its field at
+// render time instead of a broker pod that fails to start.
 func validateShell(code string, p *field.Path) field.ErrorList {
 	if strings.TrimSpace(code) == "" {
 		return nil
@@ -152,7 +152,7 @@ func validateFluxText(f *FluxSpec, p *field.Path) field.ErrorList {
 	if f.CurveCert != "" {
 		if err := curve.Validate([]byte(f.CurveCert)); err != nil {
 			var msgs []string
-			for _, e := range unjoin(err) {
+			for _, e := range joinerr.Split(err) {
 				msgs = append(msgs, e.Error())
 			}
 			errs = append(errs, field.Invalid(p.Child("curveCert"), "<certificate>", "is not a certificate Flux accepts: "+strings.Join(msgs, "; ")))
@@ -160,12 +160,4 @@ func validateFluxText(f *FluxSpec, p *field.Path) field.ErrorList {
 	}
 	errs = append(errs, validateShell(f.SubmitCommand, p.Child("submitCommand"))...)
 	return errs
-}
-
-// unjoin lists the errors an errors.Join holds, or err itself.
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	return []error{err}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/minicluster-fn/minicluster-fn/fluxcd"
+	"github.com/minicluster-fn/minicluster-fn/internal/objyaml"
 )
 
 // brokerHealthCheckModes are the values of --broker-health-check.
@@ -49,11 +51,10 @@ waits for an object that revision lacks:
   # OCI: CI pushed the directory with flux push artifact
   minicluster-fn fluxcd deploy --source-kind OCIRepository \
       --url oci://ghcr.io/org/hpc-manifests --tag latest --target-namespace hpc`,
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if problems := completeFluxcdOptions(cmd, args[0], brokerHealth, &o); len(problems) > 0 {
-				// One "error: " line per problem, then the usage hint.
-				return usageError(cmd, strings.Join(problems, "\nerror: "))
+				return &usageError{err: errors.Join(problems...), command: cmd.CommandPath()}
 			}
 			return runFluxcd(args[0], o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -77,11 +78,11 @@ waits for an object that revision lacks:
 	return cmd
 }
 
-// completeFluxcdOptions checks the flags and fills in the defaults that depend on others. Each
-// message names its flag.
-func completeFluxcdOptions(cmd *cobra.Command, dir, brokerHealth string, o *fluxcd.Options) []string {
-	var problems []string
-	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+// completeFluxcdOptions checks the flags and fills in the defaults that depend on others. It
+// returns every problem, each naming its flag.
+func completeFluxcdOptions(cmd *cobra.Command, dir, brokerHealth string, o *fluxcd.Options) []error {
+	var problems []error
+	bad := func(format string, a ...any) { problems = append(problems, fmt.Errorf(format, a...)) }
 	git := o.SourceKind == fluxcd.GitRepositoryKind
 	switch o.SourceKind {
 	case fluxcd.GitRepositoryKind:
@@ -148,7 +149,7 @@ func completeFluxcdOptions(cmd *cobra.Command, dir, brokerHealth string, o *flux
 		bad("--broker-health-check %q: must be %s or %s", brokerHealth, brokerHealthAuto, brokerHealthNone)
 	}
 	if err := completePath(cmd, dir, git, o); err != nil {
-		bad("%s", err)
+		problems = append(problems, err)
 	}
 	return problems
 }
@@ -190,12 +191,10 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 func runFluxcd(dir string, o fluxcd.Options, out, errOut io.Writer) error {
 	clusters, err := fluxcd.ReadRendered(dir)
 	if err != nil {
-		printErrors(errOut, err)
 		return err
 	}
 	source, kss, notes, err := fluxcd.Objects(clusters, o)
 	if err != nil {
-		printErrors(errOut, err)
 		return err
 	}
 	for _, n := range notes {
@@ -205,16 +204,5 @@ func runFluxcd(dir string, o fluxcd.Options, out, errOut io.Writer) error {
 	for _, ks := range kss {
 		objs = append(objs, ks)
 	}
-	return fluxcd.WriteYAML(out, objs...)
-}
-
-// printErrors prints each error of a joined error on its own line.
-func printErrors(w io.Writer, err error) {
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range joined.Unwrap() {
-			fmt.Fprintln(w, "error: "+e.Error())
-		}
-		return
-	}
-	fmt.Fprintln(w, "error: "+err.Error())
+	return objyaml.WriteStream(out, objs...)
 }

@@ -23,11 +23,11 @@ the image hands the function to another container through a shared volume, for e
 on the PATH of Argo CD's repo-server (see examples/argocd).`,
 		Example: `  # An init container of the project image (its entrypoint is minicluster-fn):
   args: [install, /custom-tools]`,
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			target, err := install(args[0])
 			if err != nil {
-				return usageError(cmd, err.Error())
+				return &usageError{err: err, command: cmd.CommandPath()}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "installed %s\n", target)
 			return nil

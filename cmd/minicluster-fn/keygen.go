@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -15,11 +14,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 	"github.com/minicluster-fn/minicluster-fn/generators"
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
+	"github.com/minicluster-fn/minicluster-fn/internal/joinerr"
+	"github.com/minicluster-fn/minicluster-fn/internal/objyaml"
 	"github.com/minicluster-fn/minicluster-fn/internal/publish"
 )
 
@@ -37,8 +37,6 @@ type keygenOptions struct {
 	output       string
 	name         string
 	namespace    string
-	check        string
-	publish      bool
 	ownerService string
 	kubeconfig   string
 	timeout      time.Duration
@@ -46,9 +44,11 @@ type keygenOptions struct {
 
 func newKeygenCmd() *cobra.Command {
 	var o keygenOptions
+	var check string
+	var publish bool
 	cmd := &cobra.Command{
-		Use:   "keygen [--cert-name NAME] [--output configmap|secret --name N] | --check FILE | --publish --output secret --name N --owner-service S",
-		Short: "Make a CURVE certificate for Flux brokers, or check one",
+		Use:   "keygen [--cert-name NAME] [--output configmap|secret --name N]",
+		Short: "Make a CURVE certificate for Flux brokers, or check or publish one",
 		Long: `keygen makes a new CURVE certificate, the key pair all brokers of one MiniCluster share, in
 the format "flux keygen" writes, and prints it to stdout. The key is made in pure Go from the
 operating system's random source.
@@ -67,23 +67,9 @@ Output (--output):
                ` + v1alpha2.CurveSecretAnnotation + `: N
              and render mounts it instead of generating the keygen Job
 
---check FILE ("-" for stdin) validates a certificate file with the rules of Flux's reader (plus the
-"name" entry brokers need) and prints every problem. The secret key is never printed.
-
---publish is the in-cluster mode the generated keygen Job runs:
-  keygen --publish --output secret --name NAME --owner-service SERVICE --cert-name MINICLUSTER
-It creates the Secret NAME (type Opaque, key curve.cert, immutable) with a new certificate,
-owned by the Service SERVICE, only if no Secret of that name exists. An existing one is never
-changed, nor read: keygen exits 0. The generated Job's Role may create Secrets but read none
-(with get on a Secret's name, the pod could create a ServiceAccount token Secret of that name and
-read the token).
-With --output configmap it creates a ConfigMap instead (what MiniClusters with the option
-` + v1alpha2.CurveKindAnnotation + `: ConfigMap mount), and checks an existing one: it exits
-0 when it holds a valid certificate, and 1 with the problem when it does not. Without --output,
---publish creates a ConfigMap, as the keygen Jobs of earlier versions expect.
-Credentials come from --kubeconfig, else KUBECONFIG, else the pod's ServiceAccount; the namespace
-from --namespace, else the kubeconfig context, else the pod's own. Transient API errors are
-retried with backoff until --timeout. The secret key is never printed.`,
+keygen check FILE validates a certificate file, and keygen publish is what the generated keygen
+Job runs (see their --help). The Job's arguments, keygen --publish ..., are the same as
+keygen publish ...; keygen --check FILE is keygen check FILE.`,
 		Example: `  # A certificate file:
   minicluster-fn keygen --cert-name hello > curve.cert
 
@@ -92,62 +78,123 @@ retried with backoff until --timeout. The secret key is never printed.`,
   sops --encrypt --encrypted-regex '^(data|stringData)$' --in-place hello-curve.yaml
 
   # Check a certificate:
-  minicluster-fn keygen --check curve.cert
-
-  # What the keygen Job of MiniCluster hello does, run by hand against the current cluster
-  # (its brokers mount the Secret named after its headless Service, hello):
-  minicluster-fn keygen --publish --output secret --kubeconfig ~/.kube/config --namespace team-a \
-    --name hello --owner-service hello --cert-name hello`,
+  minicluster-fn keygen check curve.cert`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError(cmd, fmt.Sprintf("keygen takes no arguments, got %q (to check a certificate file, use --check FILE)", args[0]))
+				return usageErrorf(cmd, "keygen takes no arguments, got %q (to check a certificate file, use keygen check FILE)", args[0])
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			flags := cmd.Flags()
+			switch {
+			case publish:
+				// Without --output, a ConfigMap: keygen Jobs rendered before the flag existed pass
+				// none, and their brokers mount a ConfigMap. Their image may be this one (a reused
+				// tag, or the keygen-image option), so the default must stay what they need.
+				if !flags.Changed("output") {
+					o.output = keygenOutputConfigMap
+				}
+				return runPublish(cmd, o)
+			case flags.Changed("check"):
+				if check == "" {
+					return usageErrorf(cmd, `--check needs a file name ("-" for stdin)`)
+				}
+				return checkCert(check, cmd.InOrStdin(), cmd.OutOrStdout())
+			}
+			for _, publishOnly := range []string{"owner-service", "kubeconfig", "timeout"} {
+				if flags.Changed(publishOnly) {
+					return usageErrorf(cmd, "--%s is only used with --publish", publishOnly)
+				}
+			}
 			return runKeygen(cmd, o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.certName, "cert-name", "minicluster", `the certificate's "name" metadata entry (Flux brokers need one)`)
-	f.StringVarP(&o.output, "output", "o", keygenOutputCert, "what to print: cert, configmap or secret; with --publish: what to create, configmap (the default there) or secret")
-	f.StringVar(&o.name, "name", "", "name of the ConfigMap or Secret (required with --output configmap|secret and with --publish)")
-	f.StringVar(&o.namespace, "namespace", "", "namespace of the ConfigMap or Secret (default: none, so kustomize or the apply sets it; with --publish: the kubeconfig context's, else the pod's)")
-	f.StringVar(&o.check, "check", "", `validate the certificate FILE ("-" for stdin) instead of making one`)
-	f.BoolVar(&o.publish, "publish", false, "create the Secret or ConfigMap --name in the cluster unless it exists (what the generated keygen Job runs)")
-	f.StringVar(&o.ownerService, "owner-service", "", "with --publish: the Service that owns the created object")
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "with --publish: kubeconfig file (default: KUBECONFIG, else the pod's ServiceAccount)")
-	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "with --publish: give up after this long, retries included")
+	f.StringVarP(&o.output, "output", "o", keygenOutputCert, "what to print: cert, configmap or secret")
+	f.StringVar(&o.name, "name", "", "name of the ConfigMap or Secret (required with --output configmap|secret)")
+	f.StringVar(&o.namespace, "namespace", "", "namespace of the ConfigMap or Secret (default: none, so kustomize or the apply sets it)")
+	// The forms from before the check and publish subcommands, hidden: the keygen Jobs already
+	// rendered run keygen --publish.
+	f.StringVar(&check, "check", "", `validate the certificate FILE ("-" for stdin): keygen check FILE`)
+	f.BoolVar(&publish, "publish", false, "create the certificate object in the cluster: keygen publish")
+	addPublishFlags(cmd, &o)
+	for _, hidden := range []string{"check", "publish", "owner-service", "kubeconfig", "timeout"} {
+		_ = f.MarkHidden(hidden)
+	}
+	for _, other := range []string{"publish", "cert-name", "output", "name", "namespace"} {
+		cmd.MarkFlagsMutuallyExclusive("check", other)
+	}
+	cmd.AddCommand(newKeygenCheckCmd(), newKeygenPublishCmd())
 	return cmd
 }
 
-func runKeygen(cmd *cobra.Command, o keygenOptions) error {
-	flags := cmd.Flags()
-	errOut := cmd.ErrOrStderr()
-	if o.publish {
-		return runPublish(cmd, o)
-	}
-	for _, publishOnly := range []string{"owner-service", "kubeconfig", "timeout"} {
-		if flags.Changed(publishOnly) {
-			return usageError(cmd, fmt.Sprintf("--%s is only used with --publish", publishOnly))
-		}
-	}
-	if flags.Changed("check") {
-		for _, other := range []string{"cert-name", "output", "name", "namespace"} {
-			if flags.Changed(other) {
-				return usageError(cmd, fmt.Sprintf("--check FILE cannot be combined with --%s", other))
-			}
-		}
-		if o.check == "" {
-			return usageError(cmd, `--check needs a file name ("-" for stdin)`)
-		}
-		return checkCert(o.check, cmd.InOrStdin(), cmd.OutOrStdout(), errOut)
-	}
+// addPublishFlags adds the flags only keygen publish has to cmd.
+func addPublishFlags(cmd *cobra.Command, o *keygenOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.ownerService, "owner-service", "", "the Service that owns the created object (required)")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: KUBECONFIG, else the pod's ServiceAccount)")
+	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up after this long, retries included")
+}
 
+func newKeygenCheckCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "check FILE",
+		Short: "Check a CURVE certificate file and print every problem",
+		Long: `check validates a certificate file ("-" for stdin) with the rules of Flux's reader (plus the
+"name" entry brokers need) and prints every problem. The secret key is never printed.`,
+		Example: `  minicluster-fn keygen check curve.cert`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return checkCert(args[0], cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+}
+
+func newKeygenPublishCmd() *cobra.Command {
+	var o keygenOptions
+	cmd := &cobra.Command{
+		Use:   "publish --name NAME --owner-service SERVICE [--output configmap|secret] [--cert-name MINICLUSTER]",
+		Short: "Create the certificate Secret or ConfigMap in the cluster unless it exists (what the keygen Job runs)",
+		Long: `publish is the in-cluster mode the generated keygen Job runs:
+  keygen publish --output secret --name NAME --owner-service SERVICE --cert-name MINICLUSTER
+It creates the Secret NAME (type Opaque, key curve.cert, immutable) with a new certificate,
+owned by the Service SERVICE, only if no Secret of that name exists. An existing one is never
+changed, nor read: keygen exits 0. The generated Job's Role may create Secrets but read none
+(with get on a Secret's name, the pod could create a ServiceAccount token Secret of that name and
+read the token).
+With --output configmap it creates a ConfigMap instead (what MiniClusters with the option
+` + v1alpha2.CurveKindAnnotation + `: ConfigMap mount), and checks an existing one: it exits
+0 when it holds a valid certificate, and 1 with the problem when it does not. Without --output,
+publish creates a ConfigMap, as the keygen Jobs of earlier versions expect.
+Credentials come from --kubeconfig, else KUBECONFIG, else the pod's ServiceAccount; the namespace
+from --namespace, else the kubeconfig context, else the pod's own. Transient API errors are
+retried with backoff until --timeout. The secret key is never printed.`,
+		Example: `  # What the keygen Job of MiniCluster hello does, run by hand against the current cluster
+  # (its brokers mount the Secret named after its headless Service, hello):
+  minicluster-fn keygen publish --output secret --kubeconfig ~/.kube/config --namespace team-a \
+    --name hello --owner-service hello --cert-name hello`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runPublish(cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.certName, "cert-name", "minicluster", `the certificate's "name" metadata entry: the MiniCluster's name`)
+	f.StringVarP(&o.output, "output", "o", keygenOutputConfigMap, "what to create: configmap or secret")
+	f.StringVar(&o.name, "name", "", "name of the ConfigMap or Secret (required)")
+	f.StringVar(&o.namespace, "namespace", "", "namespace of the ConfigMap or Secret (default: the kubeconfig context's, else the pod's)")
+	addPublishFlags(cmd, &o)
+	return cmd
+}
+
+// runKeygen makes a certificate and prints it, or a ConfigMap or Secret holding it.
+func runKeygen(cmd *cobra.Command, o keygenOptions) error {
 	switch o.output {
 	case keygenOutputCert:
 		if o.name != "" || o.namespace != "" {
-			return usageError(cmd, "--name and --namespace only apply to --output configmap or --output secret")
+			return usageErrorf(cmd, "--name and --namespace only apply to --output configmap or --output secret")
 		}
 	case keygenOutputConfigMap, keygenOutputSecret:
 		if o.name == "" {
@@ -155,21 +202,23 @@ func runKeygen(cmd *cobra.Command, o keygenOptions) error {
 			if o.output == keygenOutputSecret {
 				kind = "Secret"
 			}
-			return usageError(cmd, fmt.Sprintf("--output %s needs --name (the name of the %s)", o.output, kind))
+			return usageErrorf(cmd, "--output %s needs --name (the name of the %s)", o.output, kind)
 		}
 		if msgs := validation.IsDNS1123Subdomain(o.name); len(msgs) > 0 {
-			return usageError(cmd, fmt.Sprintf("invalid --name %q: %s", o.name, strings.Join(msgs, "; ")))
+			return usageErrorf(cmd, "invalid --name %q: %s", o.name, strings.Join(msgs, "; "))
 		}
 		if o.namespace != "" {
 			if msgs := validation.IsDNS1123Label(o.namespace); len(msgs) > 0 {
-				return usageError(cmd, fmt.Sprintf("invalid --namespace %q: %s", o.namespace, strings.Join(msgs, "; ")))
+				return usageErrorf(cmd, "invalid --namespace %q: %s", o.namespace, strings.Join(msgs, "; "))
 			}
 		}
 	default:
-		return usageError(cmd, fmt.Sprintf("invalid --output %q: must be cert, configmap or secret", o.output))
+		return usageErrorf(cmd, "invalid --output %q: must be cert, configmap or secret", o.output)
 	}
-
-	cert, err := generateCert(cmd, o.certName)
+	if err := curve.CheckName(o.certName); err != nil {
+		return usageErrorf(cmd, "invalid --cert-name: %s", strings.TrimPrefix(err.Error(), "curve: "))
+	}
+	cert, err := curve.Generate(o.certName, keygenRand)
 	if err != nil {
 		return err
 	}
@@ -180,80 +229,57 @@ func runKeygen(cmd *cobra.Command, o keygenOptions) error {
 	}
 	manifest, err := keygenManifest(o, string(certText))
 	if err != nil {
-		fmt.Fprintf(errOut, "error: %v\n", err)
 		return err
 	}
 	_, err = cmd.OutOrStdout().Write(manifest)
 	return err
 }
 
-// generateCert makes a new certificate named certName, reporting a bad name as a usage error.
-func generateCert(cmd *cobra.Command, certName string) (*curve.Cert, error) {
-	// Generate checks the name before it reads any randomness, so an error that comes back
-	// before a read is about --cert-name.
-	rnd := &readCounter{r: keygenRand}
-	cert, err := curve.Generate(certName, rnd)
-	if err != nil {
-		if rnd.calls == 0 {
-			return nil, usageError(cmd, "invalid --cert-name: "+strings.TrimPrefix(err.Error(), "curve: "))
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "error: %v\n", err)
-		return nil, err
-	}
-	return cert, nil
-}
-
-// runPublish is keygen --publish: create the certificate Secret or ConfigMap in the cluster unless
+// runPublish is keygen publish: create the certificate Secret or ConfigMap in the cluster unless
 // it exists.
 func runPublish(cmd *cobra.Command, o keygenOptions) error {
-	flags := cmd.Flags()
-	if flags.Changed("check") {
-		return usageError(cmd, "--publish cannot be combined with --check")
-	}
-	// Without --output, a ConfigMap: keygen Jobs rendered before the flag existed pass none, and
-	// their brokers mount a ConfigMap. Their image may be this one (a reused tag, or the
-	// keygen-image option), so the default must stay what they need.
-	kind := v1alpha2.CurveKindConfigMap
-	switch {
-	case !flags.Changed("output"), o.output == keygenOutputConfigMap:
-	case o.output == keygenOutputSecret:
+	var kind v1alpha2.CurveKind
+	switch o.output {
+	case keygenOutputConfigMap:
+		kind = v1alpha2.CurveKindConfigMap
+	case keygenOutputSecret:
 		kind = v1alpha2.CurveKindSecret
 	default:
-		return usageError(cmd, fmt.Sprintf("invalid --output %q with --publish: must be secret or configmap (the kind of object to create)", o.output))
+		return usageErrorf(cmd, "invalid --output %q with --publish: must be secret or configmap (the kind of object to create)", o.output)
 	}
 	if o.name == "" || o.ownerService == "" {
-		return usageError(cmd, "--publish needs --name (the certificate object) and --owner-service (the MiniCluster's headless Service)")
+		return usageErrorf(cmd, "--publish needs --name (the certificate object) and --owner-service (the MiniCluster's headless Service)")
 	}
 	if msgs := validation.IsDNS1123Subdomain(o.name); len(msgs) > 0 {
-		return usageError(cmd, fmt.Sprintf("invalid --name %q: %s", o.name, strings.Join(msgs, "; ")))
+		return usageErrorf(cmd, "invalid --name %q: %s", o.name, strings.Join(msgs, "; "))
 	}
 	if msgs := validation.IsDNS1035Label(o.ownerService); len(msgs) > 0 {
-		return usageError(cmd, fmt.Sprintf("invalid --owner-service %q: %s", o.ownerService, strings.Join(msgs, "; ")))
+		return usageErrorf(cmd, "invalid --owner-service %q: %s", o.ownerService, strings.Join(msgs, "; "))
 	}
 	if o.namespace != "" {
 		if msgs := validation.IsDNS1123Label(o.namespace); len(msgs) > 0 {
-			return usageError(cmd, fmt.Sprintf("invalid --namespace %q: %s", o.namespace, strings.Join(msgs, "; ")))
+			return usageErrorf(cmd, "invalid --namespace %q: %s", o.namespace, strings.Join(msgs, "; "))
 		}
 	}
 	if o.timeout <= 0 {
-		return usageError(cmd, fmt.Sprintf("invalid --timeout %s: must be positive", o.timeout))
+		return usageErrorf(cmd, "invalid --timeout %s: must be positive", o.timeout)
 	}
-	cert, err := generateCert(cmd, o.certName)
+	if err := curve.CheckName(o.certName); err != nil {
+		return usageErrorf(cmd, "invalid --cert-name: %s", strings.TrimPrefix(err.Error(), "curve: "))
+	}
+	cert, err := curve.Generate(o.certName, keygenRand)
 	if err != nil {
 		return err
 	}
-	errOut := cmd.ErrOrStderr()
 	client, err := publish.Connect(o.kubeconfig, o.namespace)
 	if err != nil {
-		fmt.Fprintf(errOut, "error: %v\n", err)
 		return err
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
 	target := publish.Target{Kind: kind, Name: o.name, OwnerService: o.ownerService, Labels: generators.CurveLabels(o.certName)}
-	res, err := client.Publish(ctx, target, cert, errOut)
+	res, err := client.Publish(ctx, target, cert, cmd.ErrOrStderr())
 	if err != nil {
-		fmt.Fprintf(errOut, "error: %v\n", err)
 		return err
 	}
 	ref := res.Namespace + "/" + o.name
@@ -292,61 +318,32 @@ func keygenManifest(o keygenOptions, certText string) ([]byte, error) {
 			Data:       map[string]string{generators.CurveCertKey: certText},
 		}
 	}
-	out, err := yaml.Marshal(obj)
+	out, err := objyaml.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the %s: %w", o.output, err)
 	}
-	return stripNullCreationTimestamp(out), nil
+	return out, nil
 }
 
-// stripNullCreationTimestamp removes the "creationTimestamp: null" that older apimachinery
-// versions write for an unset ObjectMeta.CreationTimestamp.
-func stripNullCreationTimestamp(doc []byte) []byte {
-	lines := bytes.SplitAfter(doc, []byte("\n"))
-	kept := lines[:0]
-	for _, l := range lines {
-		if string(bytes.TrimSpace(l)) == "creationTimestamp: null" {
-			continue
-		}
-		kept = append(kept, l)
-	}
-	return bytes.Join(kept, nil)
-}
-
-// checkCert validates one certificate file and prints "ok" or every problem. Problems never hold
-// the secret key: curve.Parse keeps it out of its messages.
-func checkCert(file string, stdin io.Reader, out, errOut io.Writer) error {
+// checkCert validates one certificate file and prints "ok"; its error names every problem.
+// Problems never hold the secret key: curve.Parse keeps it out of its messages.
+func checkCert(file string, stdin io.Reader, out io.Writer) error {
 	data, err := readInput(file, stdin)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		fmt.Fprintf(errOut, "error: %s: %v\n", file, err)
-		return err
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	cert, err := curve.Parse(data)
 	if err != nil {
-		problems := []error{err}
-		if joined, ok := err.(interface{ Unwrap() []error }); ok {
-			problems = joined.Unwrap()
+		var problems []error
+		for _, p := range joinerr.Split(err) {
+			problems = append(problems, fmt.Errorf("%s: %w", file, p))
 		}
-		for _, p := range problems {
-			fmt.Fprintf(errOut, "error: %s: %v\n", file, p)
-		}
-		return fmt.Errorf("%s: invalid CURVE certificate", file)
+		return errors.Join(problems...)
 	}
 	fmt.Fprintf(out, "ok: %s: CURVE certificate %q\n", file, cert.Name())
 	return nil
-}
-
-// readCounter counts the reads made through it.
-type readCounter struct {
-	r     io.Reader
-	calls int
-}
-
-func (c *readCounter) Read(p []byte) (int, error) {
-	c.calls++
-	return c.r.Read(p)
 }

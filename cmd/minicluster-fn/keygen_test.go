@@ -43,7 +43,7 @@ func runKeygenCLI(t *testing.T, stdin string, args ...string) (stdout, stderr st
 	cmd.SetIn(strings.NewReader(stdin))
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
-	err = cmd.Execute()
+	err = execute(cmd)
 	return out.String(), errOut.String(), err
 }
 
@@ -132,7 +132,7 @@ func TestKeygenRealRandomness(t *testing.T) {
 		cmd.SetArgs([]string{"keygen"})
 		cmd.SetOut(&out)
 		cmd.SetErr(&errOut)
-		if err := cmd.Execute(); err != nil {
+		if err := execute(cmd); err != nil {
 			t.Fatalf("keygen failed: %v\n%s", err, errOut.String())
 		}
 		c, err := curve.Parse(out.Bytes())
@@ -196,15 +196,18 @@ func TestKeygenCheckOK(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	stdout, stderr, err := runKeygenCLI(t, "", "keygen", "--check", file)
-	if err != nil {
-		t.Fatalf("--check failed: %v\n%s", err, stderr)
-	}
-	if want := "ok: " + file + ": CURVE certificate \"hello\"\n"; stdout != want || stderr != "" {
-		t.Errorf("stdout = %q, stderr = %q; want stdout %q", stdout, stderr, want)
+	// keygen check FILE, and the hidden form from before the subcommand.
+	for _, args := range [][]string{{"keygen", "check", file}, {"keygen", "--check", file}} {
+		stdout, stderr, err := runKeygenCLI(t, "", args...)
+		if err != nil {
+			t.Fatalf("%v failed: %v\n%s", args, err, stderr)
+		}
+		if want := "ok: " + file + ": CURVE certificate \"hello\"\n"; stdout != want || stderr != "" {
+			t.Errorf("%v: stdout = %q, stderr = %q; want stdout %q", args, stdout, stderr, want)
+		}
 	}
 
-	stdout, stderr, err = runKeygenCLI(t, cert, "keygen", "--check", "-")
+	stdout, stderr, err := runKeygenCLI(t, cert, "keygen", "check", "-")
 	if err != nil {
 		t.Fatalf("--check - failed: %v\n%s", err, stderr)
 	}
@@ -247,9 +250,9 @@ func TestKeygenCheckBad(t *testing.T) {
 			if err := os.WriteFile(file, []byte(tt.cert), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			stdout, stderr, err := runKeygenCLI(t, "", "keygen", "--check", file)
+			stdout, stderr, err := runKeygenCLI(t, "", "keygen", "check", file)
 			if err == nil {
-				t.Fatal("--check succeeded on a bad certificate")
+				t.Fatal("keygen check succeeded on a bad certificate")
 			}
 			if stdout != "" {
 				t.Errorf("stdout = %q, want nothing", stdout)
@@ -331,10 +334,10 @@ func TestKeygenFlagErrors(t *testing.T) {
 		{"empty cert name", []string{"keygen", "--cert-name", ""}, "error: invalid --cert-name: certificate name is empty"},
 		{"bad cert name", []string{"keygen", "--cert-name", "a_b"}, `error: invalid --cert-name: certificate name "a_b" contains '_'`},
 		{"long cert name", []string{"keygen", "--cert-name", strings.Repeat("a", curve.MaxNameLength+1)}, "error: invalid --cert-name: certificate name is 243 bytes, longer than 242"},
-		{"check with output", []string{"keygen", "--check", "f", "--output", "secret"}, "error: --check FILE cannot be combined with --output"},
+		{"check with output", []string{"keygen", "--check", "f", "--output", "secret"}, "error: if any flags in the group [check output] are set none of the others can be"},
 		{"check without file", []string{"keygen", "--check", ""}, `error: --check needs a file name ("-" for stdin)`},
 		{"owner-service without publish", []string{"keygen", "--owner-service", "svc"}, "error: --owner-service is only used with --publish"},
-		{"positional argument", []string{"keygen", "extra"}, `error: keygen takes no arguments, got "extra" (to check a certificate file, use --check FILE)`},
+		{"positional argument", []string{"keygen", "extra"}, `error: keygen takes no arguments, got "extra" (to check a certificate file, use keygen check FILE)`},
 		{"unknown flag", []string{"keygen", "--bogus"}, "error: unknown flag: --bogus"},
 		{"no name", []string{"keygen", "--publish", "--owner-service", "hello"}, "error: --publish needs --name (the certificate object) and --owner-service"},
 		{"no owner", []string{"keygen", "--publish", "--name", "hello-curve"}, "error: --publish needs --name (the certificate object) and --owner-service"},
@@ -345,9 +348,14 @@ func TestKeygenFlagErrors(t *testing.T) {
 		{"zero timeout", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "--timeout", "0s"}, "error: invalid --timeout 0s: must be positive"},
 		{"publish a cert", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "-o", "cert"}, `error: invalid --output "cert" with --publish: must be secret or configmap`},
 		{"publish yaml", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "--output", "yaml"}, `error: invalid --output "yaml" with --publish: must be secret or configmap`},
-		{"with check", []string{"keygen", "--publish", "--check", "f"}, "error: --publish cannot be combined with --check"},
+		{"with check", []string{"keygen", "--publish", "--check", "f"}, "error: if any flags in the group [check publish] are set none of the others can be"},
 		{"kubeconfig without publish", []string{"keygen", "--kubeconfig", "k"}, "error: --kubeconfig is only used with --publish"},
 		{"timeout without publish", []string{"keygen", "--timeout", "1s"}, "error: --timeout is only used with --publish"},
+		// The subcommands: the same checks.
+		{"check without file", []string{"keygen", "check"}, "error: accepts 1 arg(s), received 0"},
+		{"publish without owner", []string{"keygen", "publish", "--name", "hello-curve"}, "error: --publish needs --name (the certificate object) and --owner-service"},
+		{"publish a cert", []string{"keygen", "publish", "--name", "c", "--owner-service", "s", "-o", "cert"}, `error: invalid --output "cert" with --publish: must be secret or configmap`},
+		{"publish with argument", []string{"keygen", "publish", "x"}, `error: unknown command "x" for "minicluster-fn keygen publish"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -361,7 +369,11 @@ func TestKeygenFlagErrors(t *testing.T) {
 			if !strings.HasPrefix(stderr, tt.want) {
 				t.Errorf("stderr = %q, want it to start with %q", stderr, tt.want)
 			}
-			if !strings.Contains(stderr, "Run 'minicluster-fn keygen --help' for usage.") {
+			command := "minicluster-fn keygen"
+			if len(tt.args) > 1 && (tt.args[1] == "check" || tt.args[1] == "publish") {
+				command += " " + tt.args[1]
+			}
+			if !strings.Contains(stderr, "Run '"+command+" --help' for usage.") {
 				t.Errorf("stderr does not point to --help: %q", stderr)
 			}
 		})
@@ -388,41 +400,54 @@ func TestKeygenPublishWithoutCredentials(t *testing.T) {
 }
 
 func TestKeygenHelp(t *testing.T) {
-	stdout, _, err := runKeygenCLI(t, "", "keygen", "--help")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"A secret key committed to Git in plain text is a leak",
-		"SOPS",
-		"keygen Job",
-		"minicluster-fn.dev/curve-secret: N",
-		"curve.cert",
-		"--check",
-		"--publish --output secret --name NAME --owner-service SERVICE --cert-name MINICLUSTER",
-		"only if no Secret of that name exists",
-		"Without --output,\n--publish creates a ConfigMap",
-		"--owner-service",
-		"--kubeconfig",
-		"--timeout",
+	for command, wants := range map[string][]string{
+		"keygen": {
+			"A secret key committed to Git in plain text is a leak",
+			"SOPS",
+			"keygen Job",
+			"minicluster-fn.dev/curve-secret: N",
+			"curve.cert",
+			"keygen check FILE",
+			"keygen publish",
+		},
+		"check": {"every problem", "The secret key is never printed"},
+		"publish": {
+			"publish --output secret --name NAME --owner-service SERVICE --cert-name MINICLUSTER",
+			"only if no Secret of that name exists",
+			"Without --output,\npublish creates a ConfigMap",
+			"--owner-service",
+			"--kubeconfig",
+			"--timeout",
+		},
 	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("help does not mention %q", want)
+		args := []string{"keygen", "--help"}
+		if command != "keygen" {
+			args = []string{"keygen", command, "--help"}
+		}
+		stdout, _, err := runKeygenCLI(t, "", args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range wants {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%v does not mention %q", args, want)
+			}
 		}
 	}
 }
 
-// TestKeygenHelpPublishExample: the --help example of --publish does what the keygen Job of that
-// MiniCluster does, so it creates the object its brokers mount: the same arguments, plus only
+// TestKeygenHelpPublishExample: the --help example of keygen publish does what the keygen Job of
+// that MiniCluster does, so it creates the object its brokers mount: the same arguments, plus only
 // where to connect.
 func TestKeygenHelpPublishExample(t *testing.T) {
-	help, _, err := runKeygenCLI(t, "", "keygen", "--help")
+	help, _, err := runKeygenCLI(t, "", "keygen", "publish", "--help")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, example, ok := strings.Cut(help, "minicluster-fn keygen --publish")
+	_, examples, _ := strings.Cut(help, "Examples:")
+	_, example, ok := strings.Cut(examples, "minicluster-fn keygen publish")
 	if !ok {
-		t.Fatalf("no --publish example in the help:\n%s", help)
+		t.Fatalf("no example in the help:\n%s", help)
 	}
 	example, _, _ = strings.Cut(strings.ReplaceAll(example, "\\\n", " "), "\n")
 	got := map[string]string{}

@@ -3,8 +3,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
 )
@@ -20,26 +18,7 @@ func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
-	stderr := &watchedWriter{w: os.Stderr}
-	cmd := newRootCmd()
-	cmd.SetErr(stderr)
-	if err := cmd.Execute(); err != nil {
-		// Commands print their own messages; errors cobra raises itself (an unknown command, a
-		// wrong number of arguments) have not been printed yet.
-		if !stderr.written {
-			fmt.Fprintf(os.Stderr, "error: %v\nRun 'minicluster-fn --help' for usage.\n", err)
-		}
+	if execute(newRootCmd()) != nil {
 		os.Exit(1)
 	}
-}
-
-// watchedWriter remembers whether anything was written through it.
-type watchedWriter struct {
-	w       io.Writer
-	written bool
-}
-
-func (w *watchedWriter) Write(p []byte) (int, error) {
-	w.written = w.written || len(p) > 0
-	return w.w.Write(p)
 }

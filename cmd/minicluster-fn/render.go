@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -21,7 +20,7 @@ as for validate. If any of them is invalid, every problem is printed to stderr, 
 printed to stdout and the exit code is 1.`,
 		Example: `  minicluster-fn render examples/hello-world/minicluster.yaml
   cat minicluster.yaml | minicluster-fn render - > deploy/flux-sample.yaml`,
-		Args: cobra.MinimumNArgs(1),
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return render(args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -32,7 +31,7 @@ func render(files []string, stdin io.Reader, out, errOut io.Writer) error {
 	nodes, results := readMiniClusterFiles(files, stdin)
 	printResults(errOut, results)
 	if len(results) > 0 {
-		return errors.New("invalid input")
+		return errInvalidInput
 	}
 	rl := &framework.ResourceList{Items: nodes}
 	err := fn.Processor{Standalone: true}.WriteManifests(rl, out)

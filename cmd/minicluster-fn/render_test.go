@@ -16,11 +16,12 @@ func runCmd(t *testing.T, stdin string, args ...string) (string, string, error) 
 	t.Helper()
 	cmd := newRootCmd()
 	var out, errOut bytes.Buffer
-	cmd.SetArgs(args)
+	// Never nil: cobra would read os.Args, the test binary's flags, instead.
+	cmd.SetArgs(append([]string{}, args...))
 	cmd.SetIn(strings.NewReader(stdin))
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
-	err := cmd.Execute()
+	err := execute(cmd)
 	return out.String(), errOut.String(), err
 }
 

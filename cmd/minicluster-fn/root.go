@@ -1,14 +1,11 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/minicluster-fn/minicluster-fn/fn"
 )
@@ -33,36 +30,28 @@ stdout. That is how kustomize (generators:) and kpt (mutators:) run it.`,
 
   # In CI, without kustomize:
   minicluster-fn render minicluster.yaml > manifests.yaml`,
-		Args:          cobra.NoArgs,
+		Args:          usageArgs(cobra.NoArgs),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in := cmd.InOrStdin()
 			if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-				return usageError(cmd, "minicluster-fn without arguments reads a KRM ResourceList on stdin, and stdin is a terminal.\n"+
+				return usageErrorf(cmd, "minicluster-fn without arguments reads a KRM ResourceList on stdin, and stdin is a terminal.\n"+
 					"To render MiniCluster files, run: minicluster-fn render FILE...")
 			}
 			return runKRM(in, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.AddCommand(newRenderCmd(), newValidateCmd(), newVersionCmd(), newKeygenCmd(), newFluxcdCmd(), newInstallCmd())
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(c, err.Error()) })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err: err, command: c.CommandPath()} })
+	markCommandErrors(cmd)
 	return cmd
 }
 
-// runKRM is the KRM function: ResourceList in, ResourceList (with results) out. Problems are also
-// printed to stderr, which kustomize and kpt show to the user.
+// runKRM is the KRM function: ResourceList in, ResourceList (with results) out. The results are
+// also printed to stderr, which kustomize and kpt show to the user.
 func runKRM(in io.Reader, out, errOut io.Writer) error {
 	results, err := fn.Processor{}.Stream(in, out)
 	printResults(errOut, results)
-	var invalid framework.Results
-	if err != nil && !errors.As(err, &invalid) {
-		fmt.Fprintf(errOut, "error: %v\n", err)
-	}
 	return err
-}
-
-func usageError(cmd *cobra.Command, msg string) error {
-	fmt.Fprintf(cmd.ErrOrStderr(), "error: %s\nRun '%s --help' for usage.\n", msg, cmd.CommandPath())
-	return errors.New(msg)
 }

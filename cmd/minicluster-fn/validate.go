@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -29,7 +28,7 @@ A directory stands for the *.yaml and *.yml files under it that hold a MiniClust
 parsing them; the others are skipped). Every such file there must parse, and a file that holds
 a MiniCluster must hold nothing else.`,
 		Example: `  minicluster-fn validate examples/*/minicluster.yaml`,
-		Args:    cobra.MinimumNArgs(1),
+		Args:    usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return validate(args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -74,7 +73,7 @@ func validate(files []string, stdin io.Reader, out, errOut io.Writer) error {
 		return checkErr
 	}
 	if len(failed) > 0 {
-		return errors.New("invalid input")
+		return errInvalidInput
 	}
 	return nil
 }

@@ -91,7 +91,7 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // characters Flux accepts in metadata values: ASCII letters and digits and
 // .-:+=^!/*?&<>()[]{}@%$# space tab (no _ , ' ; ~ | ").
 func Generate(name string, rnd io.Reader) (*Cert, error) {
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return nil, err
 	}
 	if rnd == nil {
@@ -109,7 +109,8 @@ func Generate(name string, rnd io.Reader) (*Cert, error) {
 	return c, nil
 }
 
-func checkName(name string) error {
+// CheckName reports a name Generate refuses (see Generate for the rules).
+func CheckName(name string) error {
 	switch {
 	case name == "":
 		return errors.New(`curve: certificate name is empty (Flux needs a "name" metadata entry)`)
@@ -348,13 +349,13 @@ func (p *parser) seen(n int, key string) {
 // entry splits key = "value" and checks the key and the quoting. The value
 // is returned without its quotes and without checking its characters.
 func (p *parser) entry(n int, s string, sensitive bool) (key, val string, ok bool) {
-	eq := strings.IndexByte(s, '=')
-	if eq < 0 {
+	key, val, found := strings.Cut(s, "=")
+	if !found {
 		p.addf(n, nil, `expected key = "value" in %s section`, p.section)
 		return "", "", false
 	}
-	key = strings.Trim(s[:eq], cSpace)
-	val = strings.Trim(s[eq+1:], cSpace)
+	key = strings.Trim(key, cSpace)
+	val = strings.Trim(val, cSpace)
 	switch {
 	case key == "":
 		p.addf(n, nil, "entry has no key before '='")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -145,7 +146,10 @@ func (c *Client) existing(ctx context.Context, t Target, log io.Writer) (bool, e
 // ref is namespace/name, for messages.
 func (c *Client) ref(name string) string { return c.namespace + "/" + name }
 
-// withRetry runs call until it succeeds, fails for good, the backoff is used up or ctx ends.
+// withRetry runs call until it succeeds, fails for good, the backoff is used up or ctx ends, and
+// says before each retry how long it waits. It is not client-go's retry.OnError, which sleeps
+// between attempts without watching a context, so --timeout could not cut a wait short
+// (TestPublishStopsAtDeadline), and which does not tell the wait.
 func (c *Client) withRetry(ctx context.Context, log io.Writer, what string, call func(context.Context) error) error {
 	b := c.backoff
 	for {
@@ -198,11 +202,6 @@ func (c *Client) describe(t Target, what string, err error) error {
 
 // firstLine keeps retry notices to one line.
 func firstLine(err error) string {
-	s := err.Error()
-	for i, r := range s {
-		if r == '\n' {
-			return s[:i]
-		}
-	}
-	return s
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
 }

@@ -29,7 +29,7 @@ func runStreamBench(b *testing.B, input []byte) {
 	}
 }
 
-// BenchmarkStreamHelloWorld is BenchmarkProcessHelloWorld through Stream: text in, text out.
+// BenchmarkStreamHelloWorld runs the hello-world example through Stream: text in, text out.
 func BenchmarkStreamHelloWorld(b *testing.B) {
 	data, err := os.ReadFile(filepath.Join("..", "examples", "hello-world", "minicluster.yaml"))
 	if err != nil {

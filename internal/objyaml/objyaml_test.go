@@ -1,4 +1,4 @@
-package fn
+package objyaml
 
 import (
 	"strings"
@@ -9,15 +9,17 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// TestEncodeObjectNumbers: integers are written as plain YAML integers however large (a JSON number
-// read as float64 would print 1000000 as 1e+06), and strings that look like numbers stay quoted.
-func TestEncodeObjectNumbers(t *testing.T) {
+// TestMarshalNumbers: integers are written as plain YAML integers however large (a JSON number
+// read as float64 would print 1000000 as 1e+06), strings that look like numbers stay quoted, and
+// neither status nor an unset creationTimestamp is written.
+func TestMarshalNumbers(t *testing.T) {
 	job := &batchv1.Job{}
 	job.APIVersion, job.Kind, job.Name = "batch/v1", "Job", "big"
 	job.Labels = map[string]string{"size": "1000000"}
+	job.Annotations = map[string]string{"a": "b"}
 	job.Spec.ActiveDeadlineSeconds = ptr.To[int64](1000000)
 	job.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: ptr.To[int64](9007199254740993)}
-	text, err := encodeObject(job, map[string]string{"a": "b"})
+	text, err := Marshal(job)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,10 +30,13 @@ func TestEncodeObjectNumbers(t *testing.T) {
 		"a: b\n",
 	} {
 		if !strings.Contains(string(text), want) {
-			t.Errorf("encodeObject output lacks %q:\n%s", want, text)
+			t.Errorf("Marshal output lacks %q:\n%s", want, text)
 		}
 	}
+	if strings.Contains(string(text), "creationTimestamp") {
+		t.Errorf("Marshal wrote the unset creationTimestamp:\n%s", text)
+	}
 	if strings.Contains(string(text), "status:") {
-		t.Errorf("encodeObject wrote a status:\n%s", text)
+		t.Errorf("Marshal wrote a status:\n%s", text)
 	}
 }

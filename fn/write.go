@@ -3,27 +3,25 @@ package fn
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
-	"slices"
+	"maps"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/generators"
+	"github.com/minicluster-fn/minicluster-fn/internal/objyaml"
 )
 
-// Stream is the KRM function on streams, as kyaml's framework.Execute runs Process: the
-// ResourceList is read and its internal annotations reconciled by kio, and written back with the
-// items, the functionConfig and the results. Only the generated objects take another way out: each
-// is written by sigs.k8s.io/yaml from its typed object, instead of being parsed into an RNode for
+// Stream is the KRM function on streams, the path the binary takes. The ResourceList is read and
+// its internal annotations reconciled by kio, as kyaml's framework.Execute does, and written back
+// with the items, the functionConfig and the results. Only the generated objects take another way
+// out: each is written from its typed object by objyaml, instead of being parsed into an RNode for
 // kyaml's writer (for a thousand MiniClusters that writer was most of the function's time and
-// memory). TestStreamMatchesFramework checks that both give the same ResourceList. It returns the
-// results it wrote; on failure the output holds the input items unchanged and the results, and
-// the error is the error results.
+// memory). It returns the results it wrote; on failure the output holds the input items unchanged
+// and the results, and the error is the error results.
 func (p Processor) Stream(in io.Reader, out io.Writer) (framework.Results, error) {
 	rw := &kio.ByteReadWriter{Reader: in, KeepReaderAnnotations: true}
 	items, err := rw.Read()
@@ -67,13 +65,6 @@ func (p Processor) Stream(in io.Reader, out io.Writer) (framework.Results, error
 	w := bufio.NewWriterSize(out, 64<<10)
 	werr := writeResourceList(w, items, generated, rl.FunctionConfig, rl.Results)
 	return rl.Results, errors.Join(err, werr, w.Flush())
-}
-
-// isResults tells whether err is the processor's error results (invalid input) rather than a
-// failure to read or write.
-func isResults(err error) bool {
-	var results framework.Results
-	return errors.As(err, &results)
 }
 
 type encoded struct {
@@ -141,85 +132,15 @@ func writeIndented(w io.Writer, doc []byte, first, rest string) {
 	}
 }
 
-// encodeObject writes a generated object as YAML, keys sorted, with the annotations added and
-// without status: generated objects have none, and the typed structs would print an empty one.
-// encoding/json writes the typed object (its encoders are the ones the name hashes already built)
-// and reads that JSON back into a map, which kyaml's YAML library writes. Reading the JSON with the
-// YAML parser instead cost about 4% of a hello-world process; runtime.DefaultUnstructuredConverter
-// and sigs.k8s.io/yaml.Marshal did the same in more passes, and the converter's field cache is
-// copied whole on each field it first sees, which in a fresh process cost more than rendering.
+// encodeObject writes a generated object as YAML with the annotations added.
 func encodeObject(obj generators.Object, annotations map[string]string) ([]byte, error) {
 	if len(annotations) > 0 {
 		all := make(map[string]string, len(obj.GetAnnotations())+len(annotations))
-		for k, v := range obj.GetAnnotations() {
-			all[k] = v
-		}
-		for k, v := range annotations {
-			all[k] = v
-		}
+		maps.Copy(all, obj.GetAnnotations())
+		maps.Copy(all, annotations)
 		obj.SetAnnotations(all)
 	}
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var fields map[string]any
-	if err := dec.Decode(&fields); err != nil {
-		return nil, err
-	}
-	delete(fields, "status")
-	return yaml.Marshal(plainNumbers(fields))
-}
-
-// plainNumbers replaces the json.Numbers in a decoded JSON value with int64, or float64 where a
-// number is not an integer, in place: kyaml's YAML library would quote a json.Number as a string,
-// and would write an integer decoded as float64 in exponent form (1e+06).
-func plainNumbers(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			v[k] = plainNumbers(e)
-		}
-	case []any:
-		for i, e := range v {
-			v[i] = plainNumbers(e)
-		}
-	case json.Number:
-		if n, err := v.Int64(); err == nil {
-			return n
-		}
-		f, _ := v.Float64()
-		return f
-	}
-	return v
-}
-
-// pathAnnotationKeys are the path annotations generated objects get: the forms the input used, as
-// kio.ReconcileInternalAnnotations gives the items of framework.Execute (none for kustomize; both
-// when there are no items at all).
-func pathAnnotationKeys(items []*yaml.RNode) []string {
-	var keys []string
-	//lint:ignore SA1019 the legacy form is what kpt and older kustomize read
-	for _, key := range []string{kioutil.PathAnnotation, kioutil.LegacyPathAnnotation} {
-		if len(items) == 0 || slices.ContainsFunc(items, func(n *yaml.RNode) bool { _, ok := n.GetAnnotations()[key]; return ok }) {
-			keys = append(keys, key)
-		}
-	}
-	return keys
-}
-
-// pathAnnotations are the annotations that file obj for kpt under the keys given.
-func (g generatedSet) pathAnnotations(obj generators.Object, keys []string) map[string]string {
-	if len(keys) == 0 {
-		return nil
-	}
-	annotations := make(map[string]string, len(keys))
-	for _, key := range keys {
-		annotations[key] = outputFile(obj, g.src)
-	}
-	return annotations
+	return objyaml.Marshal(obj)
 }
 
 // WriteManifests renders the MiniClusters of rl and writes only the generated objects, as a YAML
