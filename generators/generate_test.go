@@ -3,6 +3,7 @@ package generators
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -332,9 +333,23 @@ func TestKeygenLeastPrivilege(t *testing.T) {
 				*c.SecurityContext.AllowPrivilegeEscalation || !slices.Equal(c.SecurityContext.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 				t.Errorf("keygen pod is not Pod Security restricted: %s", toJSON(t, pod))
 			}
-			wantArgs := []string{"keygen", "--publish", "--output", tc.output, "--name", "flux-sample", "--owner-service", "flux-sample", "--cert-name", "flux-sample"}
+			wantArgs := []string{"keygen", "--publish", "--output", tc.output, "--name", "flux-sample", "--owner-service", "flux-sample",
+				"--owner-job", "$(KEYGEN_JOB_NAME)", "--owner-job-uid", "$(KEYGEN_JOB_UID)", "--cert-name", "flux-sample"}
 			if !slices.Equal(c.Args, wantArgs) {
 				t.Errorf("keygen args %v, want %v", c.Args, wantArgs)
+			}
+			// The Job's name and UID come from the labels the Job controller puts on its pods; the
+			// pod needs no right to read its Job.
+			wantEnv := map[string]string{"KEYGEN_JOB_NAME": "metadata.labels['batch.kubernetes.io/job-name']",
+				"KEYGEN_JOB_UID": "metadata.labels['batch.kubernetes.io/controller-uid']"}
+			gotEnv := map[string]string{}
+			for _, e := range c.Env {
+				if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+					gotEnv[e.Name] = e.ValueFrom.FieldRef.FieldPath
+				}
+			}
+			if !maps.Equal(gotEnv, wantEnv) || len(c.Env) != len(wantEnv) {
+				t.Errorf("keygen env %s, want the fields %v", toJSON(t, c.Env), wantEnv)
 			}
 			for _, sa := range find[*corev1.ServiceAccount](objs, nil) {
 				if *sa.AutomountServiceAccountToken {

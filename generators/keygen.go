@@ -18,13 +18,38 @@ import (
 // that a kustomize nameReference can rewrite the Service name after a namePrefix. --output is
 // always given: without it keygen --publish creates a ConfigMap, what keygen Jobs rendered before
 // the flag existed need.
+//
+// The Job itself is the certificate's second owner: its name and UID come from the labels the Job
+// controller puts on its pod (keygenJobEnv), expanded by kubelet.
 func keygenArgs(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) []string {
 	return []string{
 		"keygen", "--publish",
 		"--output", strings.ToLower(string(opts.CurveKind)),
 		"--name", n.Curve,
 		"--owner-service", n.Service,
+		"--owner-job", "$(" + envKeygenJobName + ")",
+		"--owner-job-uid", "$(" + envKeygenJobUID + ")",
 		"--cert-name", mc.Name,
+	}
+}
+
+// The keygen container's environment: its Job's name and UID, from the labels the Job controller
+// sets on the pod (Kubernetes 1.27 and later). On a cluster without them both are empty, and
+// keygen makes the Service the only owner.
+const (
+	envKeygenJobName = "KEYGEN_JOB_NAME"
+	envKeygenJobUID  = "KEYGEN_JOB_UID"
+)
+
+func keygenJobEnv() []corev1.EnvVar {
+	fromLabel := func(name, label string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + label + "']"},
+		}}
+	}
+	return []corev1.EnvVar{
+		fromLabel(envKeygenJobName, batchv1.JobNameLabel),
+		fromLabel(envKeygenJobUID, batchv1.ControllerUidLabel),
 	}
 }
 
@@ -105,6 +130,7 @@ func keygenPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names)
 				Name:            "keygen",
 				Image:           image,
 				Args:            keygenArgs(mc, opts, n),
+				Env:             keygenJobEnv(),
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},

@@ -38,6 +38,8 @@ type keygenOptions struct {
 	name         string
 	namespace    string
 	ownerService string
+	ownerJob     string
+	ownerJobUID  string
 	kubeconfig   string
 	timeout      time.Duration
 }
@@ -102,7 +104,7 @@ keygen publish ...; keygen --check FILE is keygen check FILE.`,
 				}
 				return checkCert(check, cmd.InOrStdin(), cmd.OutOrStdout())
 			}
-			for _, publishOnly := range []string{"owner-service", "kubeconfig", "timeout"} {
+			for _, publishOnly := range []string{"owner-service", "owner-job", "owner-job-uid", "kubeconfig", "timeout"} {
 				if flags.Changed(publishOnly) {
 					return usageErrorf(cmd, "--%s is only used with --publish", publishOnly)
 				}
@@ -120,7 +122,7 @@ keygen publish ...; keygen --check FILE is keygen check FILE.`,
 	f.StringVar(&check, "check", "", `validate the certificate FILE ("-" for stdin): keygen check FILE`)
 	f.BoolVar(&publish, "publish", false, "create the certificate object in the cluster: keygen publish")
 	addPublishFlags(cmd, &o)
-	for _, hidden := range []string{"check", "publish", "owner-service", "kubeconfig", "timeout"} {
+	for _, hidden := range []string{"check", "publish", "owner-service", "owner-job", "owner-job-uid", "kubeconfig", "timeout"} {
 		_ = f.MarkHidden(hidden)
 	}
 	for _, other := range []string{"publish", "cert-name", "output", "name", "namespace"} {
@@ -134,6 +136,9 @@ keygen publish ...; keygen --check FILE is keygen check FILE.`,
 func addPublishFlags(cmd *cobra.Command, o *keygenOptions) {
 	f := cmd.Flags()
 	f.StringVar(&o.ownerService, "owner-service", "", "the Service that owns the created object (required)")
+	f.StringVar(&o.ownerJob, "owner-job", "", "the keygen Job, its second owner (with --owner-job-uid)")
+	f.StringVar(&o.ownerJobUID, "owner-job-uid", "", "the UID of the --owner-job Job")
+	cmd.MarkFlagsRequiredTogether("owner-job", "owner-job-uid")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: KUBECONFIG, else the pod's ServiceAccount)")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up after this long, retries included")
 }
@@ -160,7 +165,10 @@ func newKeygenPublishCmd() *cobra.Command {
 		Long: `publish is the in-cluster mode the generated keygen Job runs:
   keygen publish --output secret --name NAME --owner-service SERVICE --cert-name MINICLUSTER
 It creates the Secret NAME (type Opaque, key curve.cert, immutable) with a new certificate,
-owned by the Service SERVICE, only if no Secret of that name exists. An existing one is never
+owned by the Service SERVICE, only if no Secret of that name exists. With --owner-job and
+--owner-job-uid (the generated Job passes its own, from its pod's labels) the Job owns it too, and
+the garbage collector deletes it only once both owners are gone: a Service deleted by hand and put
+back by a GitOps tool finds the certificate its brokers had. An existing one is never
 changed, nor read: keygen exits 0. The generated Job's Role may create Secrets but read none
 (with get on a Secret's name, the pod could create a ServiceAccount token Secret of that name and
 read the token).
@@ -256,6 +264,11 @@ func runPublish(cmd *cobra.Command, o keygenOptions) error {
 	if msgs := validation.IsDNS1035Label(o.ownerService); len(msgs) > 0 {
 		return usageErrorf(cmd, "invalid --owner-service %q: %s", o.ownerService, strings.Join(msgs, "; "))
 	}
+	if o.ownerJob != "" {
+		if msgs := validation.IsDNS1123Subdomain(o.ownerJob); len(msgs) > 0 {
+			return usageErrorf(cmd, "invalid --owner-job %q: %s", o.ownerJob, strings.Join(msgs, "; "))
+		}
+	}
 	if o.namespace != "" {
 		if msgs := validation.IsDNS1123Label(o.namespace); len(msgs) > 0 {
 			return usageErrorf(cmd, "invalid --namespace %q: %s", o.namespace, strings.Join(msgs, "; "))
@@ -278,6 +291,13 @@ func runPublish(cmd *cobra.Command, o keygenOptions) error {
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
 	target := publish.Target{Kind: kind, Name: o.name, OwnerService: o.ownerService, Labels: generators.CurveLabels(o.certName)}
+	// The generated Job passes its name and UID from its pod's labels, which the Job controller
+	// sets; where a cluster's did not (an empty value), the Service alone owns the object.
+	if o.ownerJob != "" && o.ownerJobUID != "" {
+		target.OwnerJob, target.OwnerJobUID = o.ownerJob, o.ownerJobUID
+	} else if o.ownerJob != "" || o.ownerJobUID != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "--owner-job %q --owner-job-uid %q: the Job is not made an owner (both are needed)\n", o.ownerJob, o.ownerJobUID)
+	}
 	res, err := client.Publish(ctx, target, cert, cmd.ErrOrStderr())
 	if err != nil {
 		return err
@@ -285,8 +305,11 @@ func runPublish(cmd *cobra.Command, o keygenOptions) error {
 	ref := res.Namespace + "/" + o.name
 	switch {
 	case res.Created:
-		fmt.Fprintf(cmd.OutOrStdout(), "created %s %s (public key %s), owned by Service %s/%s (uid %s)\n",
-			kind, ref, cert.PublicKeyZ85(), res.Namespace, o.ownerService, res.OwnerUID)
+		owners := fmt.Sprintf("Service %s/%s (uid %s)", res.Namespace, o.ownerService, res.OwnerUID)
+		if target.OwnerJob != "" {
+			owners += fmt.Sprintf(" and Job %s/%s (uid %s)", res.Namespace, target.OwnerJob, target.OwnerJobUID)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "created %s %s (public key %s), owned by %s\n", kind, ref, cert.PublicKeyZ85(), owners)
 	case kind == v1alpha2.CurveKindSecret:
 		fmt.Fprintf(cmd.OutOrStdout(), "Secret %s exists; left unchanged and not read (keygen may not read Secrets)\n", ref)
 	default:

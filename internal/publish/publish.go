@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
@@ -39,6 +40,12 @@ type Target struct {
 	// OwnerService is the MiniCluster's headless Service: deleting it (pruning the MiniCluster
 	// from Git) lets the garbage collector delete the key too.
 	OwnerService string
+	// OwnerJob and OwnerJobUID, when set, name the keygen Job that runs this, as a second owner.
+	// The garbage collector deletes an object only once all its owners are gone: pruning the
+	// MiniCluster removes both, while a Service deleted by hand (and put back by a GitOps tool)
+	// leaves the certificate that the running brokers hold. No right is needed to name it.
+	OwnerJob    string
+	OwnerJobUID string
 	// Labels go on a created object.
 	Labels map[string]string
 }
@@ -92,6 +99,14 @@ func (c *Client) Publish(ctx context.Context, t Target, cert *curve.Cert, log io
 			Name:       owner.Name,
 			UID:        owner.UID,
 		}},
+	}
+	if t.OwnerJob != "" {
+		meta.OwnerReferences = append(meta.OwnerReferences, metav1.OwnerReference{
+			APIVersion: "batch/v1",
+			Kind:       "Job",
+			Name:       t.OwnerJob,
+			UID:        types.UID(t.OwnerJobUID),
+		})
 	}
 	// The key pair never changes once made; immutable also spares kubelet from watching it.
 	obj := generators.CurveObject(t.Kind, meta, string(cert.Marshal()), true)

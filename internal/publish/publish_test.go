@@ -153,6 +153,36 @@ func TestPublishSecret(t *testing.T) {
 	}
 }
 
+// TestPublishSecretJobOwner: with the keygen Job named, it is the second owner, after the Service.
+func TestPublishSecretJobOwner(t *testing.T) {
+	api := &fakeAPI{responses: map[string][]cannedResponse{
+		svcPath:    {serviceOK},
+		postSecret: {{201, corev1.Secret{}}},
+	}}
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	target := secretTarget
+	target.OwnerJob, target.OwnerJobUID = "hello-keygen-0123abcd", "uid-job"
+	if _, err := testClient(t, srv.URL).Publish(context.Background(), target, testCert(t), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var secret corev1.Secret
+	if err := json.Unmarshal(api.created, &secret); err != nil {
+		t.Fatalf("created body: %v", err)
+	}
+	refs := secret.OwnerReferences
+	if len(refs) != 2 || refs[0].Kind != "Service" || refs[0].UID != "uid-1" ||
+		refs[1].APIVersion != "batch/v1" || refs[1].Kind != "Job" || refs[1].Name != "hello-keygen-0123abcd" || refs[1].UID != "uid-job" {
+		t.Errorf("ownerReferences = %+v, want the Service, then the Job", refs)
+	}
+	// Neither may block the owner's deletion: that would need rights on the owners' finalizers.
+	for _, r := range refs {
+		if r.BlockOwnerDeletion != nil || r.Controller != nil {
+			t.Errorf("ownerReference %+v sets blockOwnerDeletion or controller", r)
+		}
+	}
+}
+
 // TestPublishSecretExists: an existing Secret is left alone without being read; the keygen Role
 // has no right to read it.
 func TestPublishSecretExists(t *testing.T) {

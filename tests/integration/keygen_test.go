@@ -26,10 +26,12 @@ import (
 type keygenSetup struct {
 	ns      string
 	objs    []*unstructured.Unstructured
-	args    []string // the keygen container's arguments, as rendered
+	args    []string // the keygen container's arguments, as kubelet passes them (expandArgs)
 	account string   // the keygen ServiceAccount
 	name    string   // --name: the certificate object
 	service string   // --owner-service
+	// job is the keygen Job as applied (nil when its kind was not): the certificate's second owner.
+	job *unstructured.Unstructured
 }
 
 // newKeygenSetup renders hello-world and applies the objects whose kind is in kinds (all if none).
@@ -62,18 +64,57 @@ func (c *cluster) keygenSetupOf(t *testing.T, objs []*unstructured.Unstructured,
 			toApply = append(toApply, o)
 		}
 	}
-	c.apply(t, s.ns, toApply)
+	for _, o := range c.apply(t, s.ns, toApply) {
+		if o.GetKind() == "Job" && o.GetLabels()["app.kubernetes.io/component"] == "keygen" {
+			s.job = o
+		}
+	}
 
 	job := find(t, objs, "Job", "keygen")
 	containers, _, _ := unstructured.NestedSlice(job.Object, "spec", "template", "spec", "containers")
 	if len(containers) != 1 {
 		t.Fatalf("keygen Job has %d containers, want 1", len(containers))
 	}
-	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+	container := containers[0].(map[string]any)
+	args, _, _ := unstructured.NestedStringSlice(container, "args")
+	env, _, _ := unstructured.NestedSlice(container, "env")
+	args = expandArgs(t, args, env, s.job)
 	s.args = args
 	s.account, _, _ = unstructured.NestedString(job.Object, "spec", "template", "spec", "serviceAccountName")
 	s.name, s.service = argValue(t, args, "--name"), argValue(t, args, "--owner-service")
 	return s
+}
+
+// expandArgs does what kubelet does with the keygen container's arguments: each $(VAR) becomes
+// the value of the container's environment variable VAR. The variables come from the pod's
+// labels that the Job controller sets (its Job's name and UID); no controller runs here, so they
+// are taken from the applied Job, and are empty when it was not applied (as on a cluster whose
+// Job controller sets no such labels).
+func expandArgs(t *testing.T, args []string, env []any, job *unstructured.Unstructured) []string {
+	t.Helper()
+	podLabels := map[string]string{}
+	if job != nil {
+		podLabels["batch.kubernetes.io/job-name"] = job.GetName()
+		podLabels["batch.kubernetes.io/controller-uid"] = string(job.GetUID())
+	}
+	values := map[string]string{}
+	for _, e := range env {
+		name, _, _ := unstructured.NestedString(e.(map[string]any), "name")
+		path, _, _ := unstructured.NestedString(e.(map[string]any), "valueFrom", "fieldRef", "fieldPath")
+		label, ok := strings.CutPrefix(path, "metadata.labels['")
+		if !ok || !strings.HasSuffix(label, "']") {
+			t.Fatalf("keygen env %s: %q is not a pod label", name, path)
+		}
+		values[name] = podLabels[strings.TrimSuffix(label, "']")]
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		for name, v := range values {
+			out[i] = strings.ReplaceAll(out[i], "$("+name+")", v)
+		}
+	}
+	return out
 }
 
 // argValue is the value after flag in args.
@@ -144,8 +185,20 @@ func (c *cluster) checkPublished(t *testing.T, s *keygenSetup, meta metav1.Objec
 		t.Fatal(err)
 	}
 	refs := meta.OwnerReferences
-	if len(refs) != 1 || refs[0].APIVersion != "v1" || refs[0].Kind != "Service" || refs[0].Name != svc.Name || refs[0].UID != svc.UID {
-		t.Errorf("ownerReferences = %+v, want the Service %s (uid %s)", refs, svc.Name, svc.UID)
+	if len(refs) == 0 || refs[0].APIVersion != "v1" || refs[0].Kind != "Service" || refs[0].Name != svc.Name || refs[0].UID != svc.UID {
+		t.Errorf("ownerReferences = %+v, want first the Service %s (uid %s)", refs, svc.Name, svc.UID)
+	}
+	// The keygen Job, when it exists, is the second owner: a Service deleted by hand does not take
+	// the certificate with it.
+	wantRefs := 1
+	if s.job != nil {
+		wantRefs = 2
+		if len(refs) < 2 || refs[1].APIVersion != "batch/v1" || refs[1].Kind != "Job" || refs[1].Name != s.job.GetName() || refs[1].UID != s.job.GetUID() {
+			t.Errorf("ownerReferences = %+v, want then the keygen Job %s (uid %s)", refs, s.job.GetName(), s.job.GetUID())
+		}
+	}
+	if len(refs) != wantRefs {
+		t.Errorf("%d ownerReferences, want %d: %+v", len(refs), wantRefs, refs)
 	}
 	if immutable == nil || !*immutable {
 		t.Error("the certificate object is not immutable")

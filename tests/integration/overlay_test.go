@@ -105,8 +105,14 @@ func (c *cluster) testOverlays(t *testing.T) {
 			owner[ref(obj)] = o.prefix
 		}
 	}
+	// The keygen Job of each overlay as the API server has it (its UID goes into the arguments).
+	appliedKeygen := map[string]*unstructured.Unstructured{}
 	for _, o := range overlays {
-		c.apply(t, ns, o.objs)
+		for _, a := range c.apply(t, ns, o.objs) {
+			if a.GetKind() == "Job" && a.GetLabels()["app.kubernetes.io/component"] == "keygen" {
+				appliedKeygen[o.prefix] = a
+			}
+		}
 	}
 
 	certs := map[string]string{}
@@ -128,6 +134,9 @@ func (c *cluster) testOverlays(t *testing.T) {
 		keygen := find(t, o.objs, "Job", "keygen")
 		containers, _, _ := unstructured.NestedSlice(keygen.Object, "spec", "template", "spec", "containers")
 		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+		job := appliedKeygen[o.prefix]
+		args = expandArgs(t, args, env, job)
 		account, _, _ := unstructured.NestedString(keygen.Object, "spec", "template", "spec", "serviceAccountName")
 		certName, ownerName := argValue(t, args, "--name"), argValue(t, args, "--owner-service")
 		if ownerName != svc.GetName() {
@@ -145,8 +154,10 @@ func (c *cluster) testOverlays(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if refs := cert.OwnerReferences; len(refs) != 1 || refs[0].Kind != "Service" || refs[0].UID != liveSvc.UID {
-			t.Errorf("%s: Secret/%s ownerReferences %+v, want only Service/%s (uid %s)", o.prefix, certName, refs, liveSvc.Name, liveSvc.UID)
+		if refs := cert.OwnerReferences; len(refs) != 2 || refs[0].Kind != "Service" || refs[0].UID != liveSvc.UID ||
+			refs[1].Kind != "Job" || refs[1].Name != job.GetName() || refs[1].UID != job.GetUID() {
+			t.Errorf("%s: Secret/%s ownerReferences %+v, want Service/%s (uid %s) and the overlay's keygen Job %s (uid %s)",
+				o.prefix, certName, refs, liveSvc.Name, liveSvc.UID, job.GetName(), job.GetUID())
 		}
 		certs[certName] = string(cert.Data["curve.cert"])
 	}
