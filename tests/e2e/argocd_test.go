@@ -204,7 +204,7 @@ func TestArgoCDExamplesDecode(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]int{"Application": 2, "ConfigManagementPlugin": 1, "ConfigMap": 1, "Deployment": 2, "Kustomization": 1, "MiniCluster": 1}
+	want := map[string]int{"Application": 2, "ConfigManagementPlugin": 1, "ConfigMap": 2, "Deployment": 2, "Kustomization": 1, "MiniCluster": 1}
 	for kind, n := range want {
 		if kinds[kind] != n {
 			t.Errorf("examples/argocd holds %d %s, want %d (found %v)", kinds[kind], kind, n, kinds)

@@ -15,11 +15,12 @@ import (
 )
 
 // hostComponents are processes that a tests/cluster script starts beside the cluster, on demand:
-// Flux CD's controllers, the Flux Framework operator.
+// Flux CD's controllers, Argo CD's components, the Flux Framework operator.
 type hostComponents struct {
 	name     string   // for messages
 	up, down string   // the scripts in tests/cluster that start and stop them
-	ports    []string // the env.sh variables of their health ports (each serves /readyz)
+	ports    []string // the env.sh variables of their health ports
+	health   string   // the path each health port serves: /readyz, or /healthz for Argo CD's
 
 	once sync.Once
 	err  error
@@ -29,14 +30,22 @@ type hostComponents struct {
 
 var (
 	fluxcdControllers = &hostComponents{name: "Flux CD controllers", up: "fluxcd-up.sh", down: "fluxcd-down.sh",
-		ports: []string{"SOURCE_CONTROLLER_HEALTH_PORT", "KUSTOMIZE_CONTROLLER_HEALTH_PORT"}}
+		ports: []string{"SOURCE_CONTROLLER_HEALTH_PORT", "KUSTOMIZE_CONTROLLER_HEALTH_PORT"}, health: "/readyz"}
+	// Redis and the plugin server have no health port: argocd-up.sh waits for them, and the repo
+	// server's health check fails while redis does not answer.
+	argocdComponents = &hostComponents{name: "Argo CD components", up: "argocd-up.sh", down: "argocd-down.sh",
+		ports: []string{"ARGOCD_REPO_SERVER_METRICS_PORT", "ARGOCD_CONTROLLER_METRICS_PORT"}, health: "/healthz"}
 	operatorManager = &hostComponents{name: "Flux Framework operator", up: "operator-up.sh", down: "operator-down.sh",
-		ports: []string{"OPERATOR_HEALTH_PORT"}}
+		ports: []string{"OPERATOR_HEALTH_PORT"}, health: "/readyz"}
 )
 
 // needFluxCD makes sure Flux CD's source-controller and kustomize-controller run against the live
 // cluster (tests/cluster/fluxcd-up.sh).
 func needFluxCD(t *testing.T) { fluxcdControllers.need(t) }
+
+// needArgoCD makes sure Argo CD's application controller, repo server, plugin server and redis
+// run against the live cluster (tests/cluster/argocd-up.sh).
+func needArgoCD(t *testing.T) { argocdComponents.need(t) }
 
 // needOperator makes sure the Flux Framework operator's manager runs against the live cluster
 // (tests/cluster/operator-up.sh), with its CRD installed.
@@ -68,7 +77,7 @@ func (c *hostComponents) start() (started bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if ready(ports) {
+	if ready(ports, c.health) {
 		fmt.Fprintf(os.Stderr, "live: using the running %s (left running)\n", c.name)
 		return false, nil
 	}
@@ -115,11 +124,11 @@ func (c *hostComponents) healthPorts() ([]string, error) {
 	return ports, nil
 }
 
-// ready: every component answers /readyz on its health port.
-func ready(ports []string) bool {
+// ready: every component answers OK at path on its health port.
+func ready(ports []string, path string) bool {
 	client := http.Client{Timeout: 2 * time.Second}
 	for _, port := range ports {
-		resp, err := client.Get("http://127.0.0.1:" + port + "/readyz")
+		resp, err := client.Get("http://127.0.0.1:" + port + path)
 		if err != nil {
 			return false
 		}

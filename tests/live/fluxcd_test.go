@@ -124,10 +124,16 @@ func (r *gitopsRepo) commit(t *testing.T, message string) string {
 	if out, err := r.render(t); err != nil {
 		t.Fatalf("render.sh: %v\n%s", err, out)
 	}
+	return "main@sha1:" + r.push(t, message)
+}
+
+// push commits everything as it is and pushes it, and returns the commit's hash.
+func (r *gitopsRepo) push(t *testing.T, message string) string {
+	t.Helper()
 	gitCmd(t, r.dir, "add", "--all")
 	gitCmd(t, r.dir, "commit", "--quiet", "-m", message)
 	gitCmd(t, r.dir, "push", "--quiet", "origin", "main")
-	return "main@sha1:" + gitCmd(t, r.dir, "rev-parse", "HEAD")
+	return gitCmd(t, r.dir, "rev-parse", "HEAD")
 }
 
 // bootstrap applies what `flux bootstrap` writes for a repository: a GitRepository and a
@@ -550,10 +556,7 @@ func TestFluxCDLiveFaults(t *testing.T) {
 		}
 		// The user's commit lands anyway (CI failed after the merge): Flux CD applies the
 		// rendered directory, which did not change.
-		gitCmd(t, repo.dir, "add", "--all")
-		gitCmd(t, repo.dir, "commit", "--quiet", "-m", "An invalid MiniCluster")
-		gitCmd(t, repo.dir, "push", "--quiet", "origin", "main")
-		rev := "main@sha1:" + gitCmd(t, repo.dir, "rev-parse", "HEAD")
+		rev := "main@sha1:" + repo.push(t, "An invalid MiniCluster")
 		kustomizationReady(t, system, helloKs, rev, fluxcdStepLimit)
 		kustomizationReady(t, system, steadyKs, rev, fluxcdStepLimit)
 		if j := brokerJob(t, target, hello); j.Metadata.UID != helloJob.Metadata.UID {
@@ -654,12 +657,23 @@ func TestFluxCDLiveFaults(t *testing.T) {
 			t.Logf("deleted %s/%s by hand: Flux CD put it back %.1fs after the reconcile request; %s; the certificate stayed", obj.resource, obj.name, took.Seconds(), what)
 		}
 
-		// The headless Service owns the certificate, so the garbage collector deletes the
-		// certificate with it. Flux CD puts the Service back, but not the certificate: it is not in
-		// Git, and the keygen Job that made it is complete. The running brokers go on with the
-		// certificate they mounted; the Kustomization says that the certificate is missing.
+		// The headless Service and the keygen Job both own the certificate: the garbage collector
+		// deletes it only when both are gone. Flux CD puts the Service back; the certificate
+		// stays, and the running brokers never notice.
 		took := deleteAndWaitBack(t, system, steadyKs, target, "services", steady)
-		gone(t, target, "secrets", certSecret(steady), time.Minute)
+		var kept secret
+		if err := getObject(&kept, target, "secrets", certSecret(steady)); err != nil || kept.Metadata.UID != cert0.Metadata.UID {
+			t.Errorf("after services/%s was deleted and put back, the certificate is not the one the brokers had (%v)", steady, err)
+		}
+		brokersReady(t, target, steady, 2, runningLimit)
+		t.Logf("deleted services/%s by hand: Flux CD put it back %.1fs after the reconcile request; the certificate stayed (the keygen Job owns it too); the 2 brokers stay Ready",
+			steady, took.Seconds())
+
+		// The certificate deleted by hand: it is not in Git, and the keygen Job that made it is
+		// complete, so nothing makes it again. The running brokers go on with the certificate they
+		// mounted; the Kustomization says that it is missing.
+		mustKube(t, nil, "-n", target, "delete", "secret", certSecret(steady), "--wait=true")
+		requestReconcile(t, system, "kustomizations", steadyKs)
 		var k kustomization
 		reported := waitFor(t, "Kustomization "+steadyKs+" reports the missing certificate", repo.timeout+fluxcdStepLimit, func() (bool, string, error) {
 			if err := getObject(&k, system, "kustomizations", steadyKs); err != nil {
@@ -671,8 +685,8 @@ func TestFluxCDLiveFaults(t *testing.T) {
 		if n := len(brokersReady(t, target, steady, 2, runningLimit)); n != 2 {
 			t.Errorf("%d brokers Ready after the certificate was lost", n)
 		}
-		t.Logf("deleted services/%s by hand: Flux CD put it back %.1fs after the reconcile request; the garbage collector deleted the certificate Secret with it, which nothing re-creates; the 2 running brokers stay Ready; %.1fs later the Kustomization says: %s",
-			steady, took.Seconds(), reported.Seconds(), k.condition("Ready").Message)
+		t.Logf("deleted the certificate Secret by hand: the 2 running brokers stay Ready; %.1fs after the reconcile request the Kustomization says: %s",
+			reported.Seconds(), k.condition("Ready").Message)
 
 		// The way back: delete the keygen Job and the broker Job. Flux CD re-creates both; the
 		// keygen Job makes a new certificate, and the new brokers start with it.

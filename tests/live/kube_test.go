@@ -161,8 +161,10 @@ func newAPIClient() (apiServer, error) {
 
 // apiGroups gives the API path of each resource the tests read.
 var apiGroups = map[string]string{"pods": "/api/v1", "events": "/api/v1", "secrets": "/api/v1", "configmaps": "/api/v1",
-	"services": "/api/v1", "jobs": "/apis/batch/v1",
-	"kustomizations": "/apis/kustomize.toolkit.fluxcd.io/v1", "gitrepositories": "/apis/source.toolkit.fluxcd.io/v1"}
+	"services": "/api/v1", "serviceaccounts": "/api/v1", "jobs": "/apis/batch/v1",
+	"roles": "/apis/rbac.authorization.k8s.io/v1", "rolebindings": "/apis/rbac.authorization.k8s.io/v1",
+	"kustomizations": "/apis/kustomize.toolkit.fluxcd.io/v1", "gitrepositories": "/apis/source.toolkit.fluxcd.io/v1",
+	"applications": "/apis/argoproj.io/v1alpha1"}
 
 // getObject reads one namespaced object (resource is plural: "secrets", "jobs") into v.
 func getObject(v any, ns, resource, name string) error {
@@ -312,11 +314,12 @@ type job struct {
 		Parallelism *int `json:"parallelism"`
 	} `json:"spec"`
 	Status struct {
-		Active     int  `json:"active"`
-		Succeeded  int  `json:"succeeded"`
-		Failed     int  `json:"failed"`
-		Ready      *int `json:"ready"`
-		Conditions []struct {
+		Active         int        `json:"active"`
+		CompletionTime *time.Time `json:"completionTime"`
+		Succeeded      int        `json:"succeeded"`
+		Failed         int        `json:"failed"`
+		Ready          *int       `json:"ready"`
+		Conditions     []struct {
 			Type    string `json:"type"`
 			Status  string `json:"status"`
 			Reason  string `json:"reason"`
