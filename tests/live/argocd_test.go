@@ -416,23 +416,7 @@ func argocdDelete(t *testing.T, a *argocdTest, other string) {
 	pushed := time.Now()
 	refresh(t)
 	synced(t, rev)
-	for _, resource := range []string{"jobs", "pods", "configmaps", "secrets", "services", "serviceaccounts", "roles", "rolebindings"} {
-		waitFor(t, "every "+resource+" of "+argocdApp+" pruned", time.Minute, func() (bool, string, error) {
-			var l struct {
-				Items []struct {
-					Metadata objectMeta `json:"metadata"`
-				} `json:"items"`
-			}
-			if err := listObjects(&l, argocdTarget, resource, labelInstance+"="+argocdApp); err != nil {
-				return false, "", err
-			}
-			var names []string
-			for _, o := range l.Items {
-				names = append(names, o.Metadata.Name)
-			}
-			return len(names) == 0, strings.Join(names, ", "), nil
-		})
-	}
+	allPruned(t, argocdTarget, argocdApp, "jobs", "pods", "configmaps", "secrets", "services", "serviceaccounts", "roles", "rolebindings")
 	gone(t, argocdTarget, "secrets", certSecret(argocdApp), time.Minute)
 	if j := brokerJob(t, argocdTarget, other); j.Metadata.UID != keep.Metadata.UID {
 		t.Errorf("removing %s replaced the broker Job of %s", argocdApp, other)

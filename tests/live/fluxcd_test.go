@@ -388,25 +388,9 @@ func TestFluxCDLiveGit(t *testing.T) {
 		}
 		kustomizationReady(t, system, "flux-system", rev, fluxcdStepLimit)
 		gone(t, system, "kustomizations", helloKs, fluxcdStepLimit)
-		for _, resource := range []string{"jobs", "pods", "configmaps", "secrets", "services"} {
-			waitFor(t, "every "+resource+" of "+hello+" pruned", time.Minute, func() (bool, string, error) {
-				var l struct {
-					Items []struct {
-						Metadata objectMeta `json:"metadata"`
-					} `json:"items"`
-				}
-				if err := listObjects(&l, target, resource, "app.kubernetes.io/instance="+hello); err != nil {
-					return false, "", err
-				}
-				var names []string
-				for _, o := range l.Items {
-					names = append(names, o.Metadata.Name)
-				}
-				return len(names) == 0, strings.Join(names, ", "), nil
-			})
-		}
-		// The certificate is not in Git: the keygen Job made it, owned by the headless Service, and
-		// the garbage collector removed it with the Service.
+		allPruned(t, target, hello, "jobs", "pods", "configmaps", "secrets", "services")
+		// The certificate is not in Git: the keygen Job made it, owned by the headless Service and
+		// the keygen Job, and the garbage collector removed it with them.
 		gone(t, target, "secrets", certSecret(hello), time.Minute)
 		took := time.Since(pushed)
 		after := brokerJob(t, target, persistent)
@@ -481,6 +465,28 @@ patches:
 		t.Logf("%s applied and healthy %.1fs after the push, in %s: the environment substituted (rank 0 printed hello-from-postbuild), the scripts' ${viewroot}, ${configroot} and ${host} untouched",
 			ks, took.Seconds(), target)
 	})
+}
+
+// allPruned waits until no object of each resource with the MiniCluster's instance label is left.
+func allPruned(t *testing.T, ns, instance string, resources ...string) {
+	t.Helper()
+	for _, resource := range resources {
+		waitFor(t, "every "+resource+" of "+instance+" pruned", time.Minute, func() (bool, string, error) {
+			var l struct {
+				Items []struct {
+					Metadata objectMeta `json:"metadata"`
+				} `json:"items"`
+			}
+			if err := listObjects(&l, ns, resource, labelInstance+"="+instance); err != nil {
+				return false, "", err
+			}
+			var names []string
+			for _, o := range l.Items {
+				names = append(names, o.Metadata.Name)
+			}
+			return len(names) == 0, strings.Join(names, ", "), nil
+		})
+	}
 }
 
 // requestReconcile asks a Flux CD controller to reconcile the object now, as `flux reconcile`
