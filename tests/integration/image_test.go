@@ -76,8 +76,11 @@ func (c *cluster) testKeygenImage(t *testing.T) {
 		t.Fatalf("keygen from the image: %s", first)
 	}
 	secret := c.getSecret(t, s.ns, s.name)
-	if len(secret.OwnerReferences) != 1 || secret.OwnerReferences[0].Name != s.service {
-		t.Errorf("ownerReferences = %+v, want the Service %s", secret.OwnerReferences, s.service)
+	// The Service, then the keygen Job (its name and UID as kubelet passes them, from the pod's
+	// labels).
+	if refs := secret.OwnerReferences; len(refs) != 2 || refs[0].Kind != "Service" || refs[0].Name != s.service ||
+		refs[1].Kind != "Job" || refs[1].Name != s.job.GetName() || refs[1].UID != s.job.GetUID() {
+		t.Errorf("ownerReferences = %+v, want the Service %s and the keygen Job %s", refs, s.service, s.job.GetName())
 	}
 	if second := runImage(); second.code != 0 || !strings.Contains(second.stdout, "left unchanged") {
 		t.Errorf("second keygen from the image: %s", second)
