@@ -41,14 +41,7 @@ argocd=$("$here/build-argocd.sh")
 
 # --- CRDs, namespace, configuration --------------------------------------------------------------
 say "CRDs, namespace argocd, argocd-cm, argocd-secret, AppProject default"
-kubectl apply --server-side -f "$argocd/crds" > /dev/null
-# kubectl wait fails instead of waiting while a new CRD has no status yet (".status.conditions
-# accessor error"): a few tries.
-for try in 1 2 3 4 5; do
-  kubectl wait --for=condition=Established --timeout=60s -f "$argocd/crds" > /dev/null 2>&1 && break
-  [ "$try" != 5 ] || { echo "$PROG: the CRDs in $argocd/crds are not Established" >&2; exit 1; }
-  sleep 1
-done
+crds_established "$argocd/crds"
 # What an install of Argo CD puts in its namespace and the components read: argocd-cm and
 # argocd-secret (found by their part-of label; the controller's settings need both, and a server
 # signature key in the secret), and the project every Application names. argocd-cm's data is the

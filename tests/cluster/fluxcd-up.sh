@@ -24,8 +24,7 @@ fluxcd=$("$here/build-fluxcd.sh")
 # --- CRDs and namespace --------------------------------------------------------------------------
 # kustomize-controller does not start without the source kinds' CRDs.
 say "CRDs"
-kubectl apply --server-side -f "$fluxcd/crds" > /dev/null
-kubectl wait --for=condition=Established --timeout=60s -f "$fluxcd/crds" > /dev/null
+crds_established "$fluxcd/crds"
 kubectl apply --server-side -f - > /dev/null <<EOF
 apiVersion: v1
 kind: Namespace

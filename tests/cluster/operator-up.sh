@@ -27,8 +27,7 @@ operator=$("$here/build-operator.sh")
 # --- CRD and RBAC --------------------------------------------------------------------------------
 say "CRD, namespace, RBAC"
 crd=$operator/config/crd/bases/flux-framework.org_miniclusters.yaml
-kubectl apply --server-side -f "$crd" > /dev/null
-kubectl wait --for=condition=Established --timeout=60s -f "$crd" > /dev/null
+crds_established "$crd"
 data=$STATE/operator
 mkdir -p "$data/home" "$data/rbac"
 # config/rbac's manager objects with what config/default adds (its namespace and name prefix),

@@ -110,7 +110,21 @@ stop_components() {
 }
 
 # --- components beside a running cluster ---------------------------------------------------------
-# need_cluster_without NAME...: for fluxcd-up.sh and operator-up.sh. Exits 1 unless a cluster runs
+# crds_established PATH: applies the CRDs in PATH (a file or directory) server-side and waits until
+# they are Established. kubectl wait fails at once, instead of waiting, while a new CRD has no
+# status yet (".status.conditions accessor error"): a few tries, then the last error.
+crds_established() {
+  local out
+  kubectl apply --server-side -f "$1" > /dev/null
+  for _ in 1 2 3 4 5; do
+    out=$(kubectl wait --for=condition=Established --timeout=60s -f "$1" 2>&1) && return 0
+    sleep 1
+  done
+  echo "$PROG: the CRDs in $1 are not Established: $out" >&2
+  exit 1
+}
+
+# need_cluster_without NAME...: for fluxcd-up.sh, argocd-up.sh and operator-up.sh. Exits 1 unless a cluster runs
 # from $STATE and answers, and none of NAME... runs yet; then defines kubectl (the cluster's own,
 # as its admin).
 need_cluster_without() {
