@@ -304,6 +304,13 @@ evictionHard:
   imagefs.available: 1%
   imagefs.inodesFree: 1%
 EOF
+# The kubelet makes its root directory a shared bind mount of itself, in Run, while another
+# goroutine already binds the pod-resources socket under it: when the mount lands between that
+# socket's creation and its rename into place, the rename fails with EXDEV and the kubelet exits
+# ("Failed to create listener for podResources endpoint"; seen once in CI). Mounted here first,
+# the kubelet finds it shared and mounts nothing. down.sh unmounts it with the rest under $STATE.
+mount --bind "$STATE/kubelet" "$STATE/kubelet"
+mount --make-rshared "$STATE/kubelet"
 say "kubelet"
 start kubelet "$NODE_BIN/kubelet" --config "$STATE/config/kubelet.yaml" \
   --kubeconfig "$STATE/config/kubelet.kubeconfig" --root-dir "$STATE/kubelet" \
