@@ -25,7 +25,7 @@ import (
 //     HOSTNAME (fallback: hostname(1)); /etc/hosts for the pods' DNS domain.
 //   - flux-init.sh writes the broker config [BrokerConfig], the hostlist [Hostlist], the view
 //     [View, ViewSoftware] and the marker [InitDone].
-//   - broker-ready.sh (the broker container's startupProbe and readinessProbe) asks the broker's
+//   - broker-ready.sh (the broker container's startupProbe) asks the broker's
 //     local socket [Socket] for its state.
 //   - wait-<i>.sh writes the certificate (0600) [CurveCert], the resources [R], the helper scripts
 //     [ViewEnv, Connect, LoadFluxion] and the marker [BrokerDone].

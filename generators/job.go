@@ -150,7 +150,7 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 		c.Name = mc.Name // as the operator does: logs are read with -c <MiniCluster name>
 		c.Command = []string{"/bin/bash", entrypointFile(WaitScriptKey(i))}
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volumeCurve, MountPath: CurveMountPath, ReadOnly: true})
-		c.StartupProbe, c.ReadinessProbe = brokerProbes()
+		c.StartupProbe = brokerStartupProbe()
 	case !mcc.NoWrapEntrypoint:
 		c.Command = []string{"/bin/bash", entrypointFile(StartScriptKey(i))}
 	}
@@ -159,38 +159,31 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 	return c
 }
 
-// brokerProbes make a broker pod Ready once its broker has joined the running instance
+// brokerStartupProbe makes a broker pod Ready once its broker has joined the running instance
 // (broker-ready.sh), so the Job's ready count, kubectl wait and GitOps health checks mean
-// "brokers up", not "pods started". The check is one RPC, but starting flux's Python costs about a
-// third of a CPU second (more, and seconds of wall time, on a busy node: hence the timeout). So it
-// runs every 3 s only until the broker has joined, as the startupProbe; the kubelet runs the
-// readinessProbe as soon as the startupProbe has succeeded, and then every 30 s. Probing every 3 s
-// for the whole life of a persistent cluster cost a tenth of a core per broker pod.
+// "brokers up", not "pods started". It checks every 3 s until the broker has joined, and then
+// never again: a container with no readinessProbe is Ready as soon as its startupProbe succeeds.
 //
-// The startupProbe never gives up (a failureThreshold of MaxInt32 periods): a broker that cannot
-// join stays unready and says why in its log and in the probe's events. Restarting it would not
-// help, and would lose that log.
-func brokerProbes() (startup, readiness *corev1.Probe) {
-	check := func() corev1.ProbeHandler {
-		return corev1.ProbeHandler{Exec: &corev1.ExecAction{
+// There is deliberately no readinessProbe. The kubelet (1.36) runs a readinessProbe's first check
+// on that probe's own ticker, not when the startupProbe succeeds (its immediate trigger reads the
+// pod's status before it says "started", and skips), so with a 30 s readinessProbe the pods became
+// Ready 4 to 28 s after their brokers had joined (measured on the live cluster). A broker that
+// stops is seen without one: the container ends with it. And a probe for the whole life of a
+// persistent cluster costs CPU on every broker pod (each check starts flux's Python).
+//
+// The probe never gives up (a failureThreshold of MaxInt32 periods): a broker that cannot join
+// stays unready and says why in its log and in the probe's events. Restarting it would not help,
+// and would lose that log. The timeout allows for a busy node, where starting Python takes seconds.
+func brokerStartupProbe() *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
 			Command: []string{"/bin/bash", entrypointFile(ReadyScriptKey)},
-		}}
-	}
-	startup = &corev1.Probe{
-		ProbeHandler:     check(),
+		}},
 		PeriodSeconds:    3,
 		TimeoutSeconds:   10,
 		FailureThreshold: math.MaxInt32,
 		SuccessThreshold: 1,
 	}
-	readiness = &corev1.Probe{
-		ProbeHandler:     check(),
-		PeriodSeconds:    30,
-		TimeoutSeconds:   10,
-		FailureThreshold: 3,
-		SuccessThreshold: 1,
-	}
-	return startup, readiness
 }
 
 func env(c v1alpha2.MiniClusterContainer) []corev1.EnvVar {

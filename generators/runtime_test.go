@@ -310,10 +310,13 @@ func TestEntrypointReadyScript(t *testing.T) {
 	}
 	job := brokerJob(sb.mc, v1alpha2.Options{}, sb.n)
 	for _, c := range job.Spec.Template.Spec.Containers {
-		for kind, p := range map[string]*corev1.Probe{"startupProbe": c.StartupProbe, "readinessProbe": c.ReadinessProbe} {
-			if p == nil || p.Exec == nil || strings.Join(p.Exec.Command, " ") != "/bin/bash "+EntrypointMountPath+"/"+ReadyScriptKey {
-				t.Errorf("container %s: %s %+v does not run %s", c.Name, kind, p, ReadyScriptKey)
-			}
+		if p := c.StartupProbe; p == nil || p.Exec == nil || strings.Join(p.Exec.Command, " ") != "/bin/bash "+EntrypointMountPath+"/"+ReadyScriptKey {
+			t.Errorf("container %s: startupProbe %+v does not run %s", c.Name, p, ReadyScriptKey)
+		}
+		// Ready as soon as the startupProbe succeeds: a readinessProbe would delay it to its own
+		// first tick.
+		if c.ReadinessProbe != nil {
+			t.Errorf("container %s has a readinessProbe %+v", c.Name, c.ReadinessProbe)
 		}
 		// A broker that cannot join must stay unready, not be restarted by its startupProbe.
 		if p := c.StartupProbe; p != nil && p.FailureThreshold != math.MaxInt32 {

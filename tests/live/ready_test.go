@@ -9,8 +9,8 @@ import (
 // TestReadyMeansJoined shows that a broker pod's Ready condition means "this broker has joined the
 // instance", not "its container started": a persistent size-2 MiniCluster is applied with a headless
 // Service that selects no pod, so rank 1 cannot find rank 0 and the instance cannot start (its quorum is both
-// ranks). Both brokers run, neither may become Ready, and the probe's reason is in the events (the
-// startupProbe's: it checks until the broker has joined, and the readinessProbe only after that).
+// ranks). Both brokers run, neither may become Ready, and the startupProbe's reason is in the
+// events.
 // Once the Service selects them, both join and become Ready, and rank 0 reaches both
 // with flux exec at once.
 func TestReadyMeansJoined(t *testing.T) {
