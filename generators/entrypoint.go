@@ -25,10 +25,10 @@ import (
 //     HOSTNAME (fallback: hostname(1)); /etc/hosts for the pods' DNS domain.
 //   - flux-init.sh writes the broker config [BrokerConfig], the hostlist [Hostlist], the view
 //     [View, ViewSoftware] and the marker [InitDone].
-//   - broker-ready.sh (the broker container's startupProbe) asks the broker's
-//     local socket [Socket] for its state.
+//   - broker-ready.sh (the broker container's startupProbe) tests the joined marker [Joined].
 //   - wait-<i>.sh writes the certificate (0600) [CurveCert], the resources [R], the helper scripts
-//     [ViewEnv, Connect, LoadFluxion] and the marker [BrokerDone].
+//     [ViewEnv, Connect, LoadFluxion] and the markers [BrokerDone; Joined, once the broker's
+//     local socket [Socket] says it runs].
 //
 // User text in the scripts: values that are data (paths, flux.environment values, wrap, topology,
 // archive.path, logs) are single-quoted. The runFlux command is data too: command='<verbatim>',

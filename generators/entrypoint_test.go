@@ -755,13 +755,18 @@ func newSandbox(t *testing.T, c entrypointCase) *sandbox {
 	}
 	write("curve/curve.cert", "metadata\n    name = \"test\"\ncurve\n    public-key = \"x\"\n    secret-key = \"SECRET\"\n", 0o440)
 	// The fake flux records its arguments one per line, between "--- flux" lines.
-	// python (the state-machine.get one-liner) prints FAKE_FLUX_STATE (not logged: the join
-	// watcher polls it);
+	// python (not logged: the join watchdog runs it) answers from FAKE_FLUX_STATE: the
+	// state-machine.wait one-liner exits 0 for run, 1 for none (no broker), 2 (not yet) otherwise,
+	// and the state-machine.get one-liner prints it;
 	// start and broker run FAKE_FLUX_RUN seconds, or until SIGTERM, which they log.
 	write("views/._view/h4sh/bin/flux", `#!/bin/bash
 if [[ "$1" == python ]]; then
-  if [[ "${FAKE_FLUX_STATE:-run}" == none ]]; then echo "ConnectionRefusedError: [Errno 111] Connection refused" >&2; exit 1; fi
-  echo "${FAKE_FLUX_STATE:-run}"
+  state="${FAKE_FLUX_STATE:-run}"
+  if [[ "$*" == *state-machine.wait* ]]; then
+    case "${state}" in run) exit 0 ;; none) exit 1 ;; *) exit 2 ;; esac
+  fi
+  if [[ "${state}" == none ]]; then echo "ConnectionRefusedError: [Errno 111] Connection refused" >&2; exit 1; fi
+  echo "${state}"
   exit 0
 fi
 { echo "--- flux"; printf '%s\n' "$@"; } >> "$FAKE_FLUX_LOG"

@@ -160,20 +160,21 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 }
 
 // brokerStartupProbe makes a broker pod Ready once its broker has joined the running instance
-// (broker-ready.sh), so the Job's ready count, kubectl wait and GitOps health checks mean
-// "brokers up", not "pods started". It checks every 3 s until the broker has joined, and then
-// never again: a container with no readinessProbe is Ready as soon as its startupProbe succeeds.
+// (broker-ready.sh tests the marker the broker script writes then), so the Job's ready count,
+// kubectl wait and GitOps health checks mean "brokers up", not "pods started". It checks every 3 s
+// until the broker has joined, and then never again: a container with no readinessProbe is Ready
+// as soon as its startupProbe succeeds.
 //
 // There is deliberately no readinessProbe. The kubelet (1.36) runs a readinessProbe's first check
 // on that probe's own ticker, not when the startupProbe succeeds (its immediate trigger reads the
 // pod's status before it says "started", and skips), so with a 30 s readinessProbe the pods became
 // Ready 4 to 28 s after their brokers had joined (measured on the live cluster). A broker that
 // stops is seen without one: the container ends with it. And a probe for the whole life of a
-// persistent cluster costs CPU on every broker pod (each check starts flux's Python).
+// persistent cluster costs CPU on every broker pod (a runc exec each time).
 //
 // The probe never gives up (a failureThreshold of MaxInt32 periods): a broker that cannot join
 // stays unready and says why in its log and in the probe's events. Restarting it would not help,
-// and would lose that log. The timeout allows for a busy node, where starting Python takes seconds.
+// and would lose that log. The timeout allows for a busy node, where an exec can take seconds.
 func brokerStartupProbe() *corev1.Probe {
 	return &corev1.Probe{
 		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{

@@ -66,6 +66,7 @@ type podLayout struct {
 	CronDir      string
 	Run          string // the parent of RunDir
 	RunDir       string // the broker's rundir
+	Joined       string // marker: this broker has joined the running instance (the startupProbe's check)
 	Socket       string // the broker's local socket, -Slocal-uri and the rundir's default alike
 	StateDir     string // the broker's statedir
 	ArchiveDB    string
@@ -108,6 +109,7 @@ func newPodLayout(mountPath string) podLayout {
 		CronDir:      path.Join(system, "cron.d"),
 		Run:          run,
 		RunDir:       path.Join(run, "flux"),
+		Joined:       path.Join(run, "joined"),
 		Socket:       path.Join(run, "flux", "local"),
 		StateDir:     state,
 		ArchiveDB:    path.Join(state, "job-archive.sqlite"),

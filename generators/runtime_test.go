@@ -288,25 +288,21 @@ func TestEntrypointRunForwardsSIGTERM(t *testing.T) {
 	})
 }
 
-// broker-ready.sh: Ready exactly when the local broker is in state "run".
+// broker-ready.sh: Ready exactly when the broker script has marked its broker joined (the
+// marker TestEntrypointRunJoinWarning shows it writes once the broker runs).
 func TestEntrypointReadyScript(t *testing.T) {
 	sb := newSandbox(t, caseNamed(t, "hello-world"))
 	sb.run(t, InitScriptKey, 1)
-	for _, tc := range []struct {
-		state, out string
-		code       int
-	}{
-		{"run", "", 0},
-		{"join", "broker state: join", 1},
-		{"quorum", "broker state: quorum", 1},
-		{"none", "the broker does not answer: ConnectionRefusedError: [Errno 111] Connection refused", 1},
-	} {
-		t.Run(tc.state, func(t *testing.T) {
-			res := sb.runStatus(t, ReadyScriptKey, 1, "FAKE_FLUX_STATE="+tc.state)
-			if res.code != tc.code || strings.TrimSpace(res.output) != tc.out {
-				t.Errorf("exit %d, output %q; want %d, %q", res.code, res.output, tc.code, tc.out)
-			}
-		})
+	joined := newPodLayout(sb.mc.Spec.Flux.Container.MountPath).Joined
+	res := sb.runStatus(t, ReadyScriptKey, 1)
+	if want := "not joined yet: the broker has not reached state run (after 30 s, its log says why)"; res.code != 1 || strings.TrimSpace(res.output) != want {
+		t.Errorf("without the marker: exit %d, output %q; want 1, %q", res.code, res.output, want)
+	}
+	if err := os.WriteFile(joined, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res := sb.runStatus(t, ReadyScriptKey, 1); res.code != 0 || res.output != "" {
+		t.Errorf("with the marker: exit %d, output %q; want 0 and no output", res.code, res.output)
 	}
 	job := brokerJob(sb.mc, v1alpha2.Options{}, sb.n)
 	for _, c := range job.Spec.Template.Spec.Containers {
@@ -326,7 +322,8 @@ func TestEntrypointReadyScript(t *testing.T) {
 }
 
 // flux logs nothing while a broker cannot join (e.g. different certificates): the broker script
-// says so on stderr after 30 s, and keeps waiting.
+// says so on stderr after 30 s, and keeps waiting. Once the broker runs, it marks it joined (for
+// the startupProbe), and only then.
 func TestEntrypointRunJoinWarning(t *testing.T) {
 	for _, tc := range []struct {
 		index int
@@ -341,7 +338,7 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 		t.Run(tc.state, func(t *testing.T) {
 			sb := newSandbox(t, caseNamed(t, "hello-world"))
 			sb.run(t, InitScriptKey, tc.index)
-			// A sleep that returns at once: the watcher's 5 s polls pass in moments.
+			// A sleep that returns at once: the watchdog's one-second retries pass in moments.
 			fakeBin := filepath.Join(sb.dir, "fakebin")
 			if err := os.MkdirAll(fakeBin, 0o755); err != nil {
 				t.Fatal(err)
@@ -352,6 +349,11 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 			run := "120"
 			if tc.want == "" {
 				run = "3"
+			}
+			// The marker of a previous run of this container: gone once the script starts.
+			joined := newPodLayout(sb.mc.Spec.Flux.Container.MountPath).Joined
+			if err := os.WriteFile(joined, nil, 0o644); err != nil {
+				t.Fatal(err)
 			}
 			cmd := sb.command(t, WaitScriptKey(0), tc.index, "FAKE_FLUX_RUN="+run, "FAKE_FLUX_STATE="+tc.state, "PATH="+fakeBin+":/usr/bin:/bin")
 			stderr := startToFile(t, cmd)
@@ -369,6 +371,10 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 				t.Fatalf("%v:\n%s", err, readFile(t, stderr))
 			}
 			out := readFile(t, stderr)
+			_, err := os.Stat(joined)
+			if marked := err == nil; marked != (tc.state == "run") {
+				t.Errorf("broker state %s: joined marker present %v", tc.state, marked)
+			}
 			if tc.want == "" {
 				if strings.Contains(out, "after 30s") {
 					t.Errorf("warned although the broker runs:\n%s", out)

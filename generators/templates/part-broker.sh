@@ -16,8 +16,12 @@ on_signal() {
 }
 trap on_signal TERM INT
 
+# The joined marker of this container's previous run, if it restarted: this pod must not be
+# Ready again before its new broker runs.
+rm -f {{shq .Pod.Joined}}
+
 # run_broker runs flux (its arguments) and returns its exit status. While it runs, the join
-# watchdog (watch_join) reports a broker that does not join.
+# watchdog (watch_join) marks the broker joined, or reports that it does not join.
 run_broker() {
   set -m
   "$@" &

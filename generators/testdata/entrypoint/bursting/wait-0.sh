@@ -25,8 +25,12 @@ on_signal() {
 }
 trap on_signal TERM INT
 
+# The joined marker of this container's previous run, if it restarted: this pod must not be
+# Ready again before its new broker runs.
+rm -f /mnt/flux/config/run/joined
+
 # run_broker runs flux (its arguments) and returns its exit status. While it runs, the join
-# watchdog (watch_join) reports a broker that does not join.
+# watchdog (watch_join) marks the broker joined, or reports that it does not join.
 run_broker() {
   set -m
   "$@" &
@@ -59,21 +63,45 @@ broker_state() {
   FLUX_URI=local:///mnt/flux/config/run/flux/local flux python -c 'import flux; print(flux.Flux().rpc("state-machine.get").get()["state"])'
 }
 
-# watch_join polls the broker's state until it runs, and says every minute, from 30 s on, that it
-# does not: flux itself retries quietly forever, e.g. when the pods hold different CURVE
-# certificates.
+# broker_wait_run waits up to $1 seconds for the local broker to reach state "run": one
+# state-machine.wait RPC, which the broker answers when it gets there. Exit status 0: it runs;
+# 2: not yet; 1: no answer (the broker is not listening yet, or has stopped).
+broker_wait_run() {
+  FLUX_URI=local:///mnt/flux/config/run/flux/local flux python -c '
+import errno, sys, flux
+try:
+    flux.Flux().rpc("state-machine.wait").wait_for(float(sys.argv[1])).get()
+except OSError as e:
+    sys.exit(2 if e.errno == errno.ETIMEDOUT else 1)' "$1"
+}
+
+# watch_join waits for the broker to run, then writes the marker that the startupProbe
+# (broker-ready.sh) looks for. It waits with one RPC that the broker answers when it runs, not by
+# polling: each check starts flux's Python, and a node starting many brokers at once has no CPU
+# to spare. Until the broker runs, it says every minute, from 30 s on, that it does not: flux
+# itself retries quietly forever, e.g. when the pods hold different CURVE certificates.
 watch_join() {
-  local waited=0 next=30 state
-  while sleep 5; do
-    waited=$((waited + 5))
-    state="$(broker_state 2> /dev/null)" || state="not answering"
-    if [[ "${state}" == run ]]; then
-      return 0
-    fi
+  local waited=0 next=30 state status
+  while :; do
+    status=0
+    broker_wait_run "$((next - waited))" 2> /dev/null || status=$?
+    case "${status}" in
+      0)
+        touch /mnt/flux/config/run/joined
+        return 0
+        ;;
+      2) waited=${next} ;;
+      *)
+        # The broker does not listen yet: ask again in a second.
+        sleep 1
+        waited=$((waited + 1))
+        ;;
+    esac
     if ((waited < next)); then
       continue
     fi
     next=$((waited + 60))
+    state="$(broker_state 2> /dev/null)" || state="not answering"
     if [[ "${index}" == "0" ]]; then
       echo "${host}, the main broker: the instance has not started after ${waited}s (broker state: ${state}); it waits for the other brokers to join. Check their logs: every pod must mount the same CURVE certificate." >&2
     else
