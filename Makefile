@@ -16,7 +16,7 @@ export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
 .PHONY: all deps build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
-  cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down argocd-up argocd-down argocd-components operator-up operator-down live bench-live
+  cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down argocd-up argocd-down argocd-components operator-up operator-down live bench-live bench-sidebyside
 
 all: build
 
@@ -202,12 +202,14 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME_DECODE) -fuzzminimizetime 20x ./api/v1alpha2
 	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME_RENDER) -fuzzminimizetime 20x ./fn
 
-## bench: Go benchmarks, and whole-process figures of the function against a trivial kyaml
-## fn/framework function measured in the same run (the budget is in tests/bench/process-time.sh)
-bench: build $(KUSTOMIZE)
+## bench: Go benchmarks, whole-process figures of the function against a trivial kyaml
+## fn/framework function measured in the same run (the budget is in tests/bench/process-time.sh),
+## then the live cluster's: bench-live and bench-sidebyside
+bench: build bin/kustomize
 	$(GO) test -run '^$$' -bench . -benchmem ./fn/ ./generators/
 	bash tests/bench/process-time.sh $(FN)
 	$(MAKE) --no-print-directory bench-live
+	$(MAKE) --no-print-directory bench-sidebyside
 
 ## bench-live: time to ready of hello-world (size 4) on the live cluster, LIVE_BENCH_RUNS runs:
 ## tests/live's BenchmarkTimeToReady (docs/benchmarks.md). Like make live, it brings the cluster up
@@ -216,6 +218,17 @@ LIVE_BENCH_RUNS ?= 5
 bench-live: build bin/kustomize bin/kpt
 	cd tests/live && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) \
 	  ../cluster/with-cluster.sh $(GO) test -count=1 -run '^$$' -bench '^BenchmarkTimeToReady$$' -benchtime=$(LIVE_BENCH_RUNS)x -timeout 45m ./...
+
+## bench-sidebyside: the Flux Framework operator and our render side by side on the live cluster:
+## hello-world at each size of LIVE_BENCH_SIZES, LIVE_BENCH_RUNS interleaved runs per size, apply ->
+## all ranks joined and -> Job complete on each side, with the floors of bare pods and of brokers
+## alone measured in the same runs: tests/live's BenchmarkSideBySide (docs/benchmarks.md). Like
+## bench-live it brings the cluster up (or uses a running one) and skips loudly where the machine
+## cannot run a kubelet; it starts the operator as make operator-up does unless it runs.
+LIVE_BENCH_SIZES ?= 4 8 16 32
+bench-sidebyside: build bin/kustomize bin/kpt
+	cd tests/live && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) LIVE_BENCH_SIZES='$(LIVE_BENCH_SIZES)' \
+	  ../cluster/with-cluster.sh $(GO) test -count=1 -run '^$$' -bench '^BenchmarkSideBySide$$' -benchtime=$(LIVE_BENCH_RUNS)x -timeout 90m ./...
 
 clean:
 	rm -rf $(BIN)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs a command that uses the live-test cluster (make live, make bench-live):
+# Runs a command that uses the live-test cluster (make live, make bench-live, make bench-sidebyside):
 #
 #   tests/cluster/with-cluster.sh COMMAND [ARG...]
 #

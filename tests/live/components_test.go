@@ -50,7 +50,7 @@ func needArgoCD(t *testing.T) { argocdComponents.need(t) }
 // needOperator makes sure the Flux Framework operator's manager runs against the live cluster
 // (tests/cluster/operator-up.sh), with its CRD installed.
 // Its source comes from ../shared: without it, the test skips and says so.
-func needOperator(t *testing.T) {
+func needOperator(t testing.TB) {
 	t.Helper()
 	tarball := envOr("MINICLUSTER_FN_OPERATOR_TARBALL", filepath.Join(suite.repo, "..", "shared", "vendor", "flux-operator-0d75cef8.tar.gz"))
 	if _, err := os.Stat(tarball); err != nil {
@@ -62,7 +62,7 @@ func needOperator(t *testing.T) {
 // need: components that answer already (make fluxcd-up, make operator-up) are used and left
 // running; otherwise the up script starts them (building them the first time on the machine) and
 // stopIfStarted stops them after the tests.
-func (c *hostComponents) need(t *testing.T) {
+func (c *hostComponents) need(t testing.TB) {
 	t.Helper()
 	requireCluster(t)
 	c.once.Do(func() { c.started, c.err = c.start() })

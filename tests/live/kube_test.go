@@ -72,8 +72,8 @@ func namespace(t testing.TB, name string) string {
 			logDiagnostics(t, ns)
 		}
 		start := time.Now()
-		// --ignore-not-found: a test may have deleted it already (the time-to-ready benchmark does,
-		// between runs).
+		// --ignore-not-found: a test may have deleted it already (the live benchmarks do, with
+		// deleteNamespace between runs).
 		if _, err := kube(nil, "delete", "namespace", ns, "--ignore-not-found", "--wait", "--timeout=120s"); err != nil {
 			t.Errorf("cleanup: %v", err)
 			return
@@ -81,6 +81,15 @@ func namespace(t testing.TB, name string) string {
 		t.Logf("cleanup: namespace %s deleted in %.1fs", ns, time.Since(start).Seconds())
 	})
 	return ns
+}
+
+// deleteNamespace deletes a namespace that namespace made and waits until it is gone (its pods
+// stopped), so that what comes next runs on a quiet node.
+func deleteNamespace(t testing.TB, ns string) {
+	t.Helper()
+	if _, err := kube(nil, "delete", "namespace", ns, "--wait", "--timeout=120s"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // logDiagnostics logs the namespace's objects, events and every container's log.

@@ -245,6 +245,14 @@ func applyBoth(t *testing.T, name, file string, mc map[string]any) (opNS, ourNS 
 		t.Fatal(err)
 	}
 	apply(t, manifest, "-n", opNS)
+	apply(t, oursRendered(t, file, ourNS))
+	return opNS, ourNS
+}
+
+// oursRendered is our render of the file (minicluster-fn render) put into namespace ns, with every
+// image its stand-in: what applyBoth applies on our side.
+func oursRendered(t testing.TB, file, ns string) []byte {
+	t.Helper()
 	rendered, err := run(filepath.Dir(file), suite.fn, "render", file)
 	if err != nil {
 		t.Fatal(err)
@@ -253,14 +261,13 @@ func applyBoth(t *testing.T, name, file string, mc map[string]any) (opNS, ourNS 
 	if err := os.WriteFile(filepath.Join(dir, "rendered.yaml"), rendered, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	overlayIn(t, dir, ourNS, rendered, "rendered.yaml")
-	apply(t, kustomizeBuild(t, dir))
-	return opNS, ourNS
+	overlayIn(t, dir, ns, rendered, "rendered.yaml")
+	return kustomizeBuild(t, dir)
 }
 
 // operatorMiniCluster is the MiniCluster as the operator gets it: the file as JSON (the API
 // server's view of it), with every image the stand-in that replaces it on our side.
-func operatorMiniCluster(t *testing.T, file string) (mc, spec map[string]any) {
+func operatorMiniCluster(t testing.TB, file string) (mc, spec map[string]any) {
 	t.Helper()
 	out := mustKube(t, nil, "create", "--dry-run=client", "-o", "json", "-f", file)
 	if err := json.Unmarshal([]byte(out), &mc); err != nil {

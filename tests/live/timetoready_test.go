@@ -44,17 +44,17 @@ func BenchmarkTimeToReady(b *testing.B) {
 		b.StopTimer()
 		runs = append(runs, r)
 		fmt.Fprintf(os.Stderr, "time-to-ready run %d: %s\n", len(runs), r)
-		if _, err := kube(nil, "delete", "namespace", ns, "--wait", "--timeout=120s"); err != nil {
-			b.Fatal(err)
-		}
+		deleteNamespace(b, ns)
 		b.StartTimer()
 	}
 	b.StopTimer()
 	reportReadyRuns(b, runs)
 }
 
-// readyRun is one run's milestones, from the start of the apply (0: not seen).
+// readyRun is one run's milestones, from the start of the apply (0: not seen), of a MiniCluster
+// of size brokers.
 type readyRun struct {
+	size                                                                             int
 	keygenStarted, certificate, initStarted, running, ready, commandOutput, complete time.Duration
 	seenReady                                                                        int
 	// Per broker pod: failed mounts of the certificate volume, and the wait from the certificate's
@@ -67,11 +67,11 @@ type readyRun struct {
 }
 
 func (r readyRun) String() string {
-	return fmt.Sprintf("keygen pod started %s, certificate %s, all init containers started %s, 4 brokers running %s, "+
-		"%d of 4 Ready %s, command output %s, Job complete %s; per pod: certificate mount failures %v, "+
+	return fmt.Sprintf("keygen pod started %s, certificate %s, all init containers started %s, %d brokers running %s, "+
+		"%d of %d Ready %s, command output %s, Job complete %s; per pod: certificate mount failures %v, "+
 		"back-off wait after the certificate %s, certificate -> init started %s, pod created -> init started %s",
-		seconds(r.keygenStarted), seconds(r.certificate), seconds(r.initStarted), seconds(r.running),
-		r.seenReady, seconds(r.ready), seconds(r.commandOutput), seconds(r.complete),
+		seconds(r.keygenStarted), seconds(r.certificate), seconds(r.initStarted), r.size, seconds(r.running),
+		r.seenReady, r.size, seconds(r.ready), seconds(r.commandOutput), seconds(r.complete),
 		r.failedMounts, durations(r.mountBackoff), durations(r.certToInit), durations(r.createdToInit))
 }
 
@@ -111,7 +111,7 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte) 
 
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
-	r := readyRun{keygenStarted: tl.keygenStarted, certificate: tl.certificate, running: tl.running, complete: tl.complete}
+	r := readyRun{size: size, keygenStarted: tl.keygenStarted, certificate: tl.certificate, running: tl.running, complete: tl.complete}
 	var ready []time.Duration
 	for _, p := range tl.pods {
 		r.initStarted = max(r.initStarted, p.initStarted)
@@ -131,19 +131,7 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte) 
 			rank0 = name
 		}
 	}
-	out := mustKube(b, nil, "-n", ns, "logs", rank0, "--timestamps", "-c", tl.brokerContainer)
-	for _, line := range strings.Split(out, "\n") {
-		if stamp, text, ok := strings.Cut(line, " "); ok && text == "hello world" {
-			at, err := time.Parse(time.RFC3339Nano, stamp)
-			if err != nil {
-				b.Fatalf("rank 0's log line %q: %v", line, err)
-			}
-			r.commandOutput = at.Sub(tl.start)
-		}
-	}
-	if r.commandOutput == 0 {
-		b.Fatalf("rank 0's log has no line \"hello world\":\n%s", out)
-	}
+	r.commandOutput = logLineAt(b, ns, rank0, tl.brokerContainer, "hello world", tl.start)
 
 	certAt := tl.start.Add(tl.certificate)
 	backoff, err := mountBackoff(filepath.Join(suite.state, "log", "kubelet.log"), ns, instance, tl.pods, certAt)
@@ -256,16 +244,42 @@ func (tl *timeline) observe(seen time.Time, raw []byte) error {
 		if err := json.Unmarshal(raw, &j); err != nil {
 			return err
 		}
-		if s, why := j.condition("Failed"); s == "True" {
+		if ended, err := jobEnded(&j); ended {
+			if err == nil {
+				first(&tl.complete)
+			}
 			tl.finished = true
-			tl.done <- fmt.Errorf("Job %s failed: %s", j.Metadata.Name, why)
-		} else if s, _ := j.condition("Complete"); s == "True" {
-			first(&tl.complete)
-			tl.finished = true
-			tl.done <- nil
+			tl.done <- err
 		}
 	}
 	return nil
+}
+
+// jobEnded: the Job's Complete or Failed condition is True; failed says why for Failed.
+func jobEnded(j *job) (ended bool, failed error) {
+	if s, why := j.condition("Failed"); s == "True" {
+		return true, fmt.Errorf("Job %s failed: %s", j.Metadata.Name, why)
+	}
+	s, _ := j.condition("Complete")
+	return s == "True", nil
+}
+
+// logLineAt is when the pod's container logged the line (the container runtime's timestamp of its
+// first occurrence, kubectl logs --timestamps), from start. The log must have it.
+func logLineAt(t testing.TB, ns, podName, container, line string, start time.Time) time.Duration {
+	t.Helper()
+	out := mustKube(t, nil, "-n", ns, "logs", podName, "--timestamps", "-c", container)
+	for _, l := range strings.Split(out, "\n") {
+		if stamp, text, ok := strings.Cut(l, " "); ok && text == line {
+			at, err := time.Parse(time.RFC3339Nano, stamp)
+			if err != nil {
+				t.Fatalf("pod %s's log line %q: %v", podName, l, err)
+			}
+			return at.Sub(start)
+		}
+	}
+	t.Fatalf("pod %s's log has no line %q:\n%s", podName, line, out)
+	return 0
 }
 
 // watchResource watches a collection (an API path) with `kubectl get --raw`, from its current
@@ -318,7 +332,7 @@ func watchResource(ctx context.Context, path string, observe func(time.Time, []b
 		if !isSynced {
 			synced <- fmt.Errorf("watch of %s ended before its initial state: %v %v: %s", path, err, werr, stderr.String())
 		} else if ctx.Err() == nil {
-			fmt.Fprintf(os.Stderr, "time-to-ready: the watch of %s ended early: %v %v: %s\n", path, err, werr, stderr.String())
+			fmt.Fprintf(os.Stderr, "live: the watch of %s ended early: %v %v: %s\n", path, err, werr, stderr.String())
 		}
 	}()
 	select {
@@ -399,6 +413,7 @@ func reportReadyRuns(b *testing.B, runs []readyRun) {
 	if len(runs) == 0 {
 		return
 	}
+	size := runs[0].size
 	type column struct {
 		name, unit string
 		get        func(readyRun) []time.Duration
@@ -415,15 +430,15 @@ func reportReadyRuns(b *testing.B, runs []readyRun) {
 		{"keygen pod started", "s-keygen", one(func(r readyRun) time.Duration { return r.keygenStarted })},
 		{"certificate Secret present", "s-cert", one(func(r readyRun) time.Duration { return r.certificate })},
 		{"all init containers started (volumes mounted)", "s-init", one(func(r readyRun) time.Duration { return r.initStarted })},
-		{"4 broker containers running", "s-running", one(func(r readyRun) time.Duration { return r.running })},
-		{"4 pods Ready (joined)", "s-ready", one(func(r readyRun) time.Duration { return r.ready })},
+		{fmt.Sprintf("%d broker containers running", size), "s-running", one(func(r readyRun) time.Duration { return r.running })},
+		{fmt.Sprintf("%d pods Ready (joined)", size), "s-ready", one(func(r readyRun) time.Duration { return r.ready })},
 		{"rank 0's command output", "s-command", one(func(r readyRun) time.Duration { return r.commandOutput })},
 		{"Job complete", "s-complete", one(func(r readyRun) time.Duration { return r.complete })},
 		{"per pod: back-off wait after the certificate", "s-mount-backoff", func(r readyRun) []time.Duration { return r.mountBackoff }},
 		{"per pod: certificate -> init started", "s-cert-to-init", func(r readyRun) []time.Duration { return r.certToInit }},
 	}
 	var table strings.Builder
-	fmt.Fprintf(&table, "time to ready, hello-world size 4, %d runs (seconds from the start of kubectl apply):\n", len(runs))
+	fmt.Fprintf(&table, "time to ready, hello-world size %d, %d runs (seconds from the start of kubectl apply):\n", size, len(runs))
 	fmt.Fprintf(&table, "| milestone | median | min | max | seen in |\n|---|---|---|---|---|\n")
 	for _, c := range columns {
 		var all []time.Duration

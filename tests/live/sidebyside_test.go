@@ -1,0 +1,449 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The goals of the side-by-side benchmark, printed with its figures (a benchmark asserts nothing):
+// our median at most this share of the operator's, at every size, and within this factor of the
+// floor.
+const (
+	goalOfOperator = 0.8
+	goalOfFloor    = 2.0
+)
+
+// BenchmarkSideBySide times the Flux Framework operator and our render side by side on the live
+// cluster: examples/hello-world (command `echo hello world`, logging.quiet) with spec.size set to
+// each size of LIVE_BENCH_SIZES (default "4 8 16 32"), one sub-benchmark per size, each with
+// -benchtime=Nx runs (make bench-sidebyside: LIVE_BENCH_RUNS). A run times both sides, one after
+// the other on a quiet node (the operator first in odd runs, ours first in even ones), then the
+// floors:
+//   - the operator's side: the MiniCluster as TestOperatorLive gives it to the operator
+//     (operatorMiniCluster: the stand-in images), applied to its own namespace;
+//   - our side: our render of the same file with the same images (oursRendered, as applyBoth),
+//     applied to another, timed by timeToReady, whose breakdown (keygen, certificate, init
+//     containers, running, Ready, output, complete) is reported too;
+//   - the floor of the pods: an Indexed Job of size pods of the application stand-in, with a broker
+//     pod's kinds of volumes (emptyDirs, a ConfigMap) and no init container, sleeping: apply -> all
+//     size containers running;
+//   - the floor of the brokers: `flux start --test-size=size` in one pod of the flux view stand-in,
+//     its initial program the same kind of job as the MiniCluster's rank 0 submits, printing the
+//     time: from the shell's start to that job's output (measured inside the container, without
+//     the pod's start).
+//
+// Per side and run: apply -> all ranks joined, and apply -> Job complete, from the start of the
+// apply. Joined is the container runtime's timestamp of rank 0's `hello world` log line, on both
+// sides (the pod with job-completion-index 0; the broker container is named after the MiniCluster
+// on both sides): flux runs the command only once every broker has joined (quorum). Complete is
+// when a watch of the namespace's jobs delivered the Job's Complete condition. Each namespace is
+// deleted, and waited for, before the next step. The floor that ours is compared with is the sum
+// of both floors of the same run: pods must run before their brokers can start.
+//
+// Every run's figures are printed as it ends; per size a table of the medians with the ratios
+// ours/operator and ours/floor, and whether the goals hold (ours at most 0.8x the operator's
+// median, within 2x of the floor); after all sizes, the same for all of them. `make
+// bench-sidebyside` runs it; see docs/benchmarks.md.
+func BenchmarkSideBySide(b *testing.B) {
+	requireImages(b)
+	needOperator(b)
+	var sizes []int
+	for _, f := range strings.Fields(envOr("LIVE_BENCH_SIZES", "4 8 16 32")) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			b.Fatalf("LIVE_BENCH_SIZES=%q: %q is not a size", os.Getenv("LIVE_BENCH_SIZES"), f)
+		}
+		sizes = append(sizes, n)
+	}
+	var all []sideBySideMedians
+	for _, size := range sizes {
+		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
+			if m, ok := benchSideBySide(b, size); ok {
+				all = append(all, m)
+			}
+		})
+	}
+	if len(all) == 0 {
+		return
+	}
+	var table strings.Builder
+	fmt.Fprintf(&table, "side by side, hello-world, all sizes (medians, seconds from the start of kubectl apply):\n")
+	fmt.Fprintf(&table, "| size | runs | joined: operator | ours | ours/operator | Job complete: operator | ours | ours/operator | floor | joined ours/floor |\n")
+	fmt.Fprintf(&table, "|---|---|---|---|---|---|---|---|---|---|\n")
+	everyOperator, everyFloor := true, true
+	for _, m := range all {
+		fmt.Fprintf(&table, "| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", m.size, m.runs,
+			m.operator.joined.Seconds(), m.ours.joined.Seconds(), m.joinedOfOperator(),
+			m.operator.complete.Seconds(), m.ours.complete.Seconds(), m.completeOfOperator(),
+			m.floor.Seconds(), m.joinedOfFloor())
+		everyOperator = everyOperator && m.operatorGoal()
+		everyFloor = everyFloor && m.floorGoal()
+	}
+	fmt.Fprintf(&table, "goal: ours at most %.1fx the operator's median (joined and complete) at every size: %s\n", goalOfOperator, held(everyOperator))
+	fmt.Fprintf(&table, "goal: ours (joined) within %.1fx of the floor at every size: %s\n", goalOfFloor, held(everyFloor))
+	fmt.Fprint(os.Stderr, table.String())
+}
+
+// sideTimes are one side's figures in one run, from the start of the apply.
+type sideTimes struct{ joined, complete time.Duration }
+
+// sideBySideRun is one run at one size.
+type sideBySideRun struct {
+	size          int
+	operatorFirst bool
+	operator      sideTimes
+	ours          sideTimes
+	// The floors: size bare pods running, size brokers joined in one container.
+	floorPods, floorBrokers time.Duration
+}
+
+func (r sideBySideRun) String() string {
+	first := "ours first"
+	if r.operatorFirst {
+		first = "operator first"
+	}
+	return fmt.Sprintf("%s; operator: joined %s, Job complete %s; ours: joined %s, Job complete %s; "+
+		"floors: %d bare pods running %s, %d brokers joined in one container %s",
+		first, seconds(r.operator.joined), seconds(r.operator.complete), seconds(r.ours.joined), seconds(r.ours.complete),
+		r.size, seconds(r.floorPods), r.size, seconds(r.floorBrokers))
+}
+
+// benchSideBySide runs the benchmark at one size, reports it and returns its medians (ok: at
+// least one run).
+func benchSideBySide(b *testing.B, size int) (sideBySideMedians, bool) {
+	const instance = "flux-sample"
+	// hello-world with the size set, as a user would edit it.
+	dir := b.TempDir()
+	src, err := os.ReadFile(filepath.Join(suite.repo, "examples", "hello-world", "minicluster.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "minicluster.yaml"), src, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	setCommand(b, dir, "size: 4", fmt.Sprintf("size: %d", size))
+	file := filepath.Join(dir, "minicluster.yaml")
+	mc, _ := operatorMiniCluster(b, file)
+	operatorManifest, err := json.Marshal(mc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Rendered once, into the namespace that namespace(b, "bench-sbs-ours") makes in every run.
+	ourManifests := oursRendered(b, file, "live-bench-sbs-ours")
+
+	var runs []sideBySideRun
+	var ourRuns []readyRun
+	for i := 0; b.Loop(); i++ {
+		r := sideBySideRun{size: size, operatorFirst: i%2 == 0}
+		var detail readyRun
+		operator := func() {
+			ns := namespace(b, "bench-sbs-op")
+			r.operator = operatorSide(b, ns, instance, operatorManifest)
+			deleteNamespace(b, ns)
+		}
+		ours := func() {
+			ns := namespace(b, "bench-sbs-ours")
+			detail = timeToReady(b, ns, instance, size, ourManifests)
+			r.ours = sideTimes{joined: detail.commandOutput, complete: detail.complete}
+			deleteNamespace(b, ns)
+		}
+		if r.operatorFirst {
+			operator()
+			ours()
+		} else {
+			ours()
+			operator()
+		}
+		r.floorPods = podsFloor(b, size)
+		r.floorBrokers = brokersFloor(b, size)
+		runs = append(runs, r)
+		ourRuns = append(ourRuns, detail)
+		fmt.Fprintf(os.Stderr, "side by side, size %d, run %d: %s\n", size, len(runs), r)
+		fmt.Fprintf(os.Stderr, "side by side, size %d, run %d, ours in detail: %s\n", size, len(runs), detail)
+	}
+	// The whole iteration (both sides, the floors, the deletions) means nothing as ns/op.
+	b.ReportMetric(0, "ns/op")
+	if len(runs) == 0 {
+		return sideBySideMedians{}, false
+	}
+	reportReadyRuns(b, ourRuns)
+	m := mediansOf(runs)
+	m.report(b)
+	return m, true
+}
+
+// operatorSide applies the MiniCluster to the operator in ns and times it from the apply.
+func operatorSide(b *testing.B, ns, instance string, manifest []byte) sideTimes {
+	b.Helper()
+	start, complete := timeApply(b, "the operator's Job "+instance+" complete", ns, "jobs", manifest, func(raw []byte) (bool, error) {
+		var j job
+		if err := json.Unmarshal(raw, &j); err != nil {
+			return false, err
+		}
+		// The operator names its broker Job after the MiniCluster.
+		if j.Metadata.Name != instance {
+			return false, nil
+		}
+		return jobEnded(&j)
+	}, "-n", ns)
+	// Its broker container is named after the MiniCluster too (controllers/flux/containers.go:
+	// the container that runs flux gets the MiniCluster's name).
+	rank0 := jobPod(b, ns, instance, "0")
+	return sideTimes{joined: logLineAt(b, ns, rank0.Metadata.Name, instance, "hello world", start), complete: complete}
+}
+
+// timeApply applies the manifests (kubectl apply --server-side, with the extra arguments) and
+// returns when the apply started and how long after that a watch of the namespace's resource
+// (watchResource) delivered the event on which reached first returned true. reached sees every
+// object of the collection in turn; an error from it fails the benchmark, as does what (the
+// awaited state, for the message) not coming within completeLimit.
+func timeApply(b *testing.B, what, ns, resource string, manifests []byte, reached func(raw []byte) (bool, error), extra ...string) (time.Time, time.Duration) {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		start    time.Time
+		at       time.Duration
+		finished bool
+	)
+	done := make(chan error, 1)
+	err := watchResource(ctx, apiGroups[resource]+"/namespaces/"+ns+"/"+resource, func(seen time.Time, raw []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if start.IsZero() || finished {
+			return nil
+		}
+		ok, err := reached(raw)
+		if ok || err != nil {
+			at, finished = seen.Sub(start), true
+			done <- err
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mu.Lock()
+	start = time.Now()
+	mu.Unlock()
+	apply(b, manifests, extra...)
+	select {
+	case err := <-done:
+		if err != nil {
+			b.Fatal(err)
+		}
+	case <-time.After(completeLimit):
+		b.Fatalf("%s: not reached within %s%s", what, completeLimit, podsState(b, ns, ""))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return start, at
+}
+
+// podsFloor: size pods like broker pods without their work, apply -> all size containers running.
+// The pods sleep; with no grace period their namespace goes at once.
+func podsFloor(b *testing.B, size int) time.Duration {
+	b.Helper()
+	ns := namespace(b, "bench-sbs-pods")
+	manifests := fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: floor-pods}
+data: {entrypoint.sh: "sleep 3600"}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: floor-pods}
+spec:
+  completionMode: Indexed
+  completions: %[1]d
+  parallelism: %[1]d
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      automountServiceAccountToken: false
+      terminationGracePeriodSeconds: 0
+      containers:
+      - name: app
+        image: %[2]s
+        imagePullPolicy: Never
+        command: [sleep, "3600"]
+        volumeMounts:
+        - {name: flux-view, mountPath: /mnt/flux}
+        - {name: flux-operator-home, mountPath: /home/flux-operator}
+        - {name: flux-entrypoint, mountPath: /flux_operator, readOnly: true}
+      volumes:
+      - {name: flux-view, emptyDir: {}}
+      - {name: flux-operator-home, emptyDir: {}}
+      - {name: flux-entrypoint, configMap: {name: floor-pods}}
+`, size, suite.images.app)
+	running := map[string]bool{}
+	_, at := timeApply(b, fmt.Sprintf("%d bare pods running", size), ns, "pods", []byte(manifests), func(raw []byte) (bool, error) {
+		var p pod
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return false, err
+		}
+		if cs := p.Status.ContainerStatuses; len(cs) > 0 && cs[0].State.Running != nil {
+			running[p.Metadata.Name] = true
+		}
+		return len(running) == size, nil
+	}, "-n", ns)
+	deleteNamespace(b, ns)
+	return at
+}
+
+// floorStamp is a line of the brokers' floor: the shell's start, the job's output.
+var floorStamp = regexp.MustCompile(`(?m)^(start|joined) (\d+\.\d+)\r?$`)
+
+// brokersFloor: size real brokers with a ready config (flux start --test-size: all of them in one
+// container, connected over local sockets, no certificate, no network, no pods to wait for) ->
+// joined, which the output of a job shows, as in the MiniCluster: flux runs the initial program
+// once every broker has joined, and it submits a one-task job as rank 0's script does
+// (flux submit -n1 --quiet --watch) that prints the time. Measured inside the container, from the
+// shell's start (bash's EPOCHREALTIME) to that time. It runs in a pod of the flux view stand-in on
+// the cluster's node rather than on the host: the same flux-core and Fluxion build, the same
+// userland and the same node as the brokers of both sides.
+func brokersFloor(b *testing.B, size int) time.Duration {
+	b.Helper()
+	ns := namespace(b, "bench-sbs-brokers")
+	const script = `echo "start ${EPOCHREALTIME}"
+exec /opt/view/bin/flux start --test-size="$1" /opt/view/bin/flux submit -n1 --quiet --watch date '+joined %s.%N'`
+	manifest := fmt.Sprintf(`apiVersion: batch/v1
+kind: Job
+metadata: {name: floor-brokers}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      automountServiceAccountToken: false
+      containers:
+      - name: flux
+        image: %s
+        imagePullPolicy: Never
+        command: [/bin/bash, -c, %q, bash, "%d"]
+`, suite.images.view, script, size)
+	apply(b, []byte(manifest), "-n", ns)
+	jobComplete(b, ns, "floor-brokers", completeLimit)
+	ps := pods(b, ns, "batch.kubernetes.io/job-name=floor-brokers")
+	if len(ps) != 1 {
+		b.Fatalf("the brokers' floor Job has %d pods, want 1", len(ps))
+	}
+	out := mustKube(b, nil, "-n", ns, "logs", ps[0].Metadata.Name, "-c", "flux")
+	stamps := map[string]float64{}
+	for _, m := range floorStamp.FindAllStringSubmatch(out, -1) {
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		stamps[m[1]] = v
+	}
+	if len(stamps) != 2 {
+		b.Fatalf("the brokers' floor logged no start or no joined time:\n%s", out)
+	}
+	deleteNamespace(b, ns)
+	return time.Duration((stamps["joined"] - stamps["start"]) * float64(time.Second))
+}
+
+// sideBySideMedians are the medians of one size's runs.
+type sideBySideMedians struct {
+	size, runs              int
+	operator, ours          sideTimes
+	floorPods, floorBrokers time.Duration
+	floor                   time.Duration // of each run's floorPods + floorBrokers
+}
+
+func mediansOf(runs []sideBySideRun) sideBySideMedians {
+	med := func(get func(sideBySideRun) time.Duration) time.Duration {
+		var ds []time.Duration
+		for _, r := range runs {
+			ds = append(ds, get(r))
+		}
+		slices.Sort(ds)
+		return median(ds)
+	}
+	return sideBySideMedians{
+		size: runs[0].size, runs: len(runs),
+		operator: sideTimes{
+			joined:   med(func(r sideBySideRun) time.Duration { return r.operator.joined }),
+			complete: med(func(r sideBySideRun) time.Duration { return r.operator.complete }),
+		},
+		ours: sideTimes{
+			joined:   med(func(r sideBySideRun) time.Duration { return r.ours.joined }),
+			complete: med(func(r sideBySideRun) time.Duration { return r.ours.complete }),
+		},
+		floorPods:    med(func(r sideBySideRun) time.Duration { return r.floorPods }),
+		floorBrokers: med(func(r sideBySideRun) time.Duration { return r.floorBrokers }),
+		floor:        med(func(r sideBySideRun) time.Duration { return r.floorPods + r.floorBrokers }),
+	}
+}
+
+func (m sideBySideMedians) joinedOfOperator() float64 {
+	return m.ours.joined.Seconds() / m.operator.joined.Seconds()
+}
+
+func (m sideBySideMedians) completeOfOperator() float64 {
+	return m.ours.complete.Seconds() / m.operator.complete.Seconds()
+}
+
+func (m sideBySideMedians) joinedOfFloor() float64 {
+	return m.ours.joined.Seconds() / m.floor.Seconds()
+}
+
+func (m sideBySideMedians) operatorGoal() bool {
+	return m.joinedOfOperator() <= goalOfOperator && m.completeOfOperator() <= goalOfOperator
+}
+
+func (m sideBySideMedians) floorGoal() bool { return m.joinedOfFloor() <= goalOfFloor }
+
+func held(ok bool) string {
+	if ok {
+		return "holds"
+	}
+	return "DOES NOT HOLD"
+}
+
+// report prints the size's table and reports the medians and ratios as the benchmark's metrics.
+func (m sideBySideMedians) report(b *testing.B) {
+	var table strings.Builder
+	fmt.Fprintf(&table, "side by side, hello-world size %d, %d runs (medians, seconds from the start of kubectl apply):\n", m.size, m.runs)
+	fmt.Fprintf(&table, "| milestone | operator | ours | ours/operator | floor | ours/floor |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&table, "| all %d ranks joined (rank 0's output) | %.2f | %.2f | %.2f | %.2f | %.2f |\n", m.size,
+		m.operator.joined.Seconds(), m.ours.joined.Seconds(), m.joinedOfOperator(), m.floor.Seconds(), m.joinedOfFloor())
+	fmt.Fprintf(&table, "| Job complete | %.2f | %.2f | %.2f | | |\n",
+		m.operator.complete.Seconds(), m.ours.complete.Seconds(), m.completeOfOperator())
+	fmt.Fprintf(&table, "floor: %d bare pods running %.2f s, %d brokers joined in one container %.2f s (medians); their sum per run, median %.2f s\n",
+		m.size, m.floorPods.Seconds(), m.size, m.floorBrokers.Seconds(), m.floor.Seconds())
+	fmt.Fprintf(&table, "goal: ours at most %.1fx the operator's median: joined %.2fx, complete %.2fx: %s\n",
+		goalOfOperator, m.joinedOfOperator(), m.completeOfOperator(), held(m.operatorGoal()))
+	fmt.Fprintf(&table, "goal: ours (joined) within %.1fx of the floor: %.2fx: %s\n", goalOfFloor, m.joinedOfFloor(), held(m.floorGoal()))
+	fmt.Fprint(os.Stderr, table.String())
+	for _, metric := range []struct {
+		value float64
+		unit  string
+	}{
+		{m.operator.joined.Seconds(), "s-joined-operator"},
+		{m.ours.joined.Seconds(), "s-joined-ours"},
+		{m.operator.complete.Seconds(), "s-complete-operator"},
+		{m.ours.complete.Seconds(), "s-complete-ours"},
+		{m.floorPods.Seconds(), "s-floor-pods"},
+		{m.floorBrokers.Seconds(), "s-floor-brokers"},
+		{m.floor.Seconds(), "s-floor"},
+		{m.joinedOfOperator(), "ratio-joined-ours-operator"},
+		{m.completeOfOperator(), "ratio-complete-ours-operator"},
+		{m.joinedOfFloor(), "ratio-joined-ours-floor"},
+	} {
+		b.ReportMetric(metric.value, metric.unit)
+	}
+}
