@@ -203,7 +203,9 @@ type waitData struct {
 	OutputDir string
 	Hooks     struct{ Init, Pre, BrokerPre, WorkerPre, Post hook }
 
-	Interactive    bool
+	Interactive bool
+	// Persistent: the brokers run until the cluster is deleted (runsUntilDeleted).
+	Persistent     bool
 	DisableSocket  bool
 	ConnectTimeout string
 	Topology       string
@@ -379,6 +381,7 @@ func newWaitData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) waitData 
 		Command:         c.Command,
 		OutputDir:       c.Logs,
 		Interactive:     s.Interactive,
+		Persistent:      runsUntilDeleted(mc) != "",
 		DisableSocket:   s.Flux.DisableSocket,
 		ConnectTimeout:  s.Flux.ConnectTimeout,
 		Topology:        s.Flux.Topology,

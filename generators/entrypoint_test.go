@@ -758,7 +758,9 @@ func newSandbox(t *testing.T, c entrypointCase) *sandbox {
 	// python (not logged: the join watchdog runs it) answers from FAKE_FLUX_STATE: the
 	// state-machine.wait one-liner exits 0 for run, 1 for none (no broker), 2 (not yet) otherwise,
 	// and the state-machine.get one-liner prints it;
-	// start and broker run FAKE_FLUX_RUN seconds, or until SIGTERM, which they log.
+	// start and broker run FAKE_FLUX_RUN seconds, or until SIGTERM, which they log; the first
+	// of them to end touches FAKE_FLUX_LEAD_RETURNS, if set (the main broker's message, in
+	// flux exec, that it comes back).
 	write("views/._view/h4sh/bin/flux", `#!/bin/bash
 if [[ "$1" == python ]]; then
   state="${FAKE_FLUX_STATE:-run}"
@@ -776,6 +778,9 @@ if [[ "$1" == start || "$1" == broker ]]; then
     trap 'echo "SIGTERM $$" >> "$FAKE_FLUX_LOG.signals"; exit "${FAKE_FLUX_EXIT:-0}"' TERM
     /bin/sleep "${FAKE_FLUX_RUN}" &
     wait
+  fi
+  if [[ -n "${FAKE_FLUX_LEAD_RETURNS:-}" && ! -e "$FAKE_FLUX_LOG.lead-returned" ]]; then
+    touch "${FAKE_FLUX_LEAD_RETURNS}" "$FAKE_FLUX_LOG.lead-returned"
   fi
   exit "${FAKE_FLUX_EXIT:-0}"
 fi

@@ -67,6 +67,7 @@ type podLayout struct {
 	Run          string // the parent of RunDir
 	RunDir       string // the broker's rundir
 	Joined       string // marker: this broker has joined the running instance (the startupProbe's check)
+	LeadReturns  string // marker: the main broker's pod is stopping alone, and the Job starts it again
 	Socket       string // the broker's local socket, -Slocal-uri and the rundir's default alike
 	StateDir     string // the broker's statedir
 	ArchiveDB    string
@@ -110,6 +111,7 @@ func newPodLayout(mountPath string) podLayout {
 		Run:          run,
 		RunDir:       path.Join(run, "flux"),
 		Joined:       path.Join(run, "joined"),
+		LeadReturns:  path.Join(run, "lead-returns"),
 		Socket:       path.Join(run, "flux", "local"),
 		StateDir:     state,
 		ArchiveDB:    path.Join(state, "job-archive.sqlite"),

@@ -263,6 +263,12 @@ func TestEntrypointRunForwardsSIGTERM(t *testing.T) {
 			if err != nil || !strings.Contains(string(signals), "SIGTERM") {
 				t.Errorf("the broker did not get SIGTERM (%v): %q", err, signals)
 			}
+			// The main broker of a persistent cluster tells the followers, before its broker
+			// stops, that it comes back (TestEntrypointRunFollowerRejoins).
+			told := "--- flux\nexec\n-r\nall\n-x\n0\n--noinput\ntouch\n" + newPodLayout(sb.mc.Spec.Flux.Container.MountPath).LeadReturns + "\n"
+			if got, want := strings.Contains(readFile(t, filepath.Join(sb.dir, "flux.log")), told), tc.name == "interactive" && tc.index == 0; got != want {
+				t.Errorf("flux exec ... touch <lead-returns marker> ran: %v, want %v:\n%s", got, want, readFile(t, filepath.Join(sb.dir, "flux.log")))
+			}
 		})
 	}
 	t.Run("before the broker starts", func(t *testing.T) {
@@ -318,6 +324,38 @@ func TestEntrypointReadyScript(t *testing.T) {
 		if p := c.StartupProbe; p != nil && p.FailureThreshold != math.MaxInt32 {
 			t.Errorf("container %s: startupProbe gives up after %d failures", c.Name, p.FailureThreshold)
 		}
+	}
+}
+
+// A follower of a persistent cluster whose broker exits 0 because the main broker's pod went
+// alone (it left the marker, through flux exec, before it stopped) starts its broker again to
+// rejoin the main broker's next pod; without the marker (the instance shut down), it ends.
+func TestEntrypointRunFollowerRejoins(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		leadReturns  bool
+		brokerStarts int
+	}{
+		{"interactive", true, 2},
+		{"interactive", false, 1},
+		{"hello-world", true, 1}, // not persistent: the instance ends with its command
+	} {
+		t.Run(fmt.Sprintf("%s/%v", tc.name, tc.leadReturns), func(t *testing.T) {
+			sb := newSandbox(t, caseNamed(t, tc.name))
+			sb.run(t, InitScriptKey, 1)
+			env := []string{"FAKE_FLUX_RUN=0.2"}
+			if tc.leadReturns {
+				env = append(env, "FAKE_FLUX_LEAD_RETURNS="+newPodLayout(sb.mc.Spec.Flux.Container.MountPath).LeadReturns)
+			}
+			stdout, stderr := sb.run(t, WaitScriptKey(0), 1, env...)
+			log := readFile(t, filepath.Join(sb.dir, "flux.log"))
+			if got := strings.Count(log, "--- flux\nstart\n"); got != tc.brokerStarts {
+				t.Errorf("the broker started %d times, want %d:\n%s%s", got, tc.brokerStarts, stdout, stderr)
+			}
+			if rejoined := strings.Contains(stdout, "starting this broker again to rejoin it"); rejoined != (tc.brokerStarts == 2) {
+				t.Errorf("said it rejoins: %v:\n%s", rejoined, stdout)
+			}
+		})
 	}
 }
 

@@ -12,13 +12,31 @@ on_signal() {
     exit 143
   fi
   signalled=1
+{{- if .Persistent}}
+  if [[ "${index}" == "0" ]]; then
+    tell_followers_lead_returns
+  fi
+{{- end}}
   kill -TERM -- "-${broker_pid}" 2> /dev/null || true
 }
 trap on_signal TERM INT
+{{- if .Persistent}}
 
-# The joined marker of this container's previous run, if it restarted: this pod must not be
-# Ready again before its new broker runs.
-rm -f {{shq .Pod.Joined}}
+# The main broker's SIGTERM shuts the whole instance down, and every follower's broker exits 0
+# with it. When only this pod is going (deleted, evicted), the Job starts it again, and the
+# followers must then start their brokers again to rejoin it: tell them so, through the instance,
+# before it goes. When the whole cluster is deleted, the followers get their own SIGTERM and stop
+# anyway. A user's flux shutdown sends no SIGTERM: the followers then end as before.
+tell_followers_lead_returns() {
+  if command -v timeout > /dev/null; then
+    FLUX_URI={{shq (print "local://" .Pod.Socket)}} timeout 5 \
+      flux exec -r all -x 0 --noinput touch {{shq .Pod.LeadReturns}} > /dev/null 2>&1 || true
+  fi
+}
+{{- end}}
+# The markers of this container's previous run, if it restarted: this pod must not be Ready
+# again before its new broker runs, nor take an old message of its main broker for a new one.
+rm -f {{shq .Pod.Joined}}{{if .Persistent}} {{shq .Pod.LeadReturns}}{{end}}
 
 # run_broker runs flux (its arguments) and returns its exit status. While it runs, the join
 # watchdog (watch_join) marks the broker joined, or reports that it does not join.

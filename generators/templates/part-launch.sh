@@ -106,6 +106,16 @@ else
 {{- end}}
   retval=0
   run_broker "${broker[@]}" || retval=$?
+{{- if .Persistent}}
+  # The main broker's pod went alone and comes back (it said so before it stopped): start this
+  # broker again, as often as that happens, to rejoin it.
+  while [[ -e {{shq .Pod.LeadReturns}} ]]; do
+    rm -f {{shq .Pod.LeadReturns}}
+    echo "${host}: the main broker's pod stopped and the Job starts it again; starting this broker again to rejoin it (it exited with ${retval})"
+    retval=0
+    run_broker "${broker[@]}" || retval=$?
+  done
+{{- end}}
   if [[ "${retval}" -eq 0 ]]; then
     echo "The follower worker exited cleanly. Goodbye!"
 {{- if .CompleteWorkers}}

@@ -24,9 +24,8 @@ on_signal() {
   kill -TERM -- "-${broker_pid}" 2> /dev/null || true
 }
 trap on_signal TERM INT
-
-# The joined marker of this container's previous run, if it restarted: this pod must not be
-# Ready again before its new broker runs.
+# The markers of this container's previous run, if it restarted: this pod must not be Ready
+# again before its new broker runs, nor take an old message of its main broker for a new one.
 rm -f /mnt/flux/config/run/joined
 
 # run_broker runs flux (its arguments) and returns its exit status. While it runs, the join

@@ -21,13 +21,27 @@ on_signal() {
     exit 143
   fi
   signalled=1
+  if [[ "${index}" == "0" ]]; then
+    tell_followers_lead_returns
+  fi
   kill -TERM -- "-${broker_pid}" 2> /dev/null || true
 }
 trap on_signal TERM INT
 
-# The joined marker of this container's previous run, if it restarted: this pod must not be
-# Ready again before its new broker runs.
-rm -f /mnt/flux/config/run/joined
+# The main broker's SIGTERM shuts the whole instance down, and every follower's broker exits 0
+# with it. When only this pod is going (deleted, evicted), the Job starts it again, and the
+# followers must then start their brokers again to rejoin it: tell them so, through the instance,
+# before it goes. When the whole cluster is deleted, the followers get their own SIGTERM and stop
+# anyway. A user's flux shutdown sends no SIGTERM: the followers then end as before.
+tell_followers_lead_returns() {
+  if command -v timeout > /dev/null; then
+    FLUX_URI=local:///mnt/flux/config/run/flux/local timeout 5 \
+      flux exec -r all -x 0 --noinput touch /mnt/flux/config/run/lead-returns > /dev/null 2>&1 || true
+  fi
+}
+# The markers of this container's previous run, if it restarted: this pod must not be Ready
+# again before its new broker runs, nor take an old message of its main broker for a new one.
+rm -f /mnt/flux/config/run/joined /mnt/flux/config/run/lead-returns
 
 # run_broker runs flux (its arguments) and returns its exit status. While it runs, the join
 # watchdog (watch_join) marks the broker joined, or reports that it does not join.
@@ -271,6 +285,14 @@ else
   shell_words "${broker[@]}"
   retval=0
   run_broker "${broker[@]}" || retval=$?
+  # The main broker's pod went alone and comes back (it said so before it stopped): start this
+  # broker again, as often as that happens, to rejoin it.
+  while [[ -e /mnt/flux/config/run/lead-returns ]]; do
+    rm -f /mnt/flux/config/run/lead-returns
+    echo "${host}: the main broker's pod stopped and the Job starts it again; starting this broker again to rejoin it (it exited with ${retval})"
+    retval=0
+    run_broker "${broker[@]}" || retval=$?
+  done
   if [[ "${retval}" -eq 0 ]]; then
     echo "The follower worker exited cleanly. Goodbye!"
   else
