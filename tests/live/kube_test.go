@@ -358,9 +358,10 @@ type secret struct {
 }
 
 type event struct {
-	Reason         string `json:"reason"`
-	Message        string `json:"message"`
-	Type           string `json:"type"`
+	Reason         string     `json:"reason"`
+	Message        string     `json:"message"`
+	Type           string     `json:"type"`
+	LastTimestamp  *time.Time `json:"lastTimestamp"`
 	InvolvedObject struct {
 		Kind string `json:"kind"`
 		Name string `json:"name"`

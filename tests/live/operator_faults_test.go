@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,9 @@ const recoverLimit = 2 * time.Minute
 // operator and by minicluster-fn, side by side, one after another on the same two clusters, and
 // records what each side does: whether rank 0 reaches every rank again (`flux exec -r all`), and
 // how soon. Where the operator recovers and we do not, the test fails: that is a bug of ours.
+// Where ours does not recover, it must say why where a user looks: for the lost certificate, the
+// new pod's FailedMount event names the missing Secret. The table is logged and written to
+// bin/live-faults.md.
 func TestOperatorLiveFaults(t *testing.T) {
 	requireImages(t)
 	needOperator(t)
@@ -124,8 +128,18 @@ func TestOperatorLiveFaults(t *testing.T) {
 			}
 			time.Sleep(2 * time.Second)
 		}
-		for name, state := range pending {
-			results[name] = outcome{false, fmt.Sprintf("not recovered after %.0f s: %s", recoverLimit.Seconds(), state)}
+		for _, s := range sides {
+			state, ok := pending[s.name]
+			if !ok {
+				continue
+			}
+			text := fmt.Sprintf("not recovered after %.0f s: %s", recoverLimit.Seconds(), firstLine(state))
+			if why := failedMountSince(t, s.ns, began); why != "" {
+				text += "; the new pod's event: " + why
+			} else if s.name == "ours" {
+				t.Errorf("%s: our cluster did not recover, and no event of its pods says why", f.name)
+			}
+			results[s.name] = outcome{false, text}
 		}
 		t.Logf("%s: operator: %s; ours: %s", f.name, results["operator"].text, results["ours"].text)
 		fmt.Fprintf(&table, "| %s | %s | %s |\n", f.name, results["operator"].text, results["ours"].text)
@@ -140,6 +154,23 @@ func TestOperatorLiveFaults(t *testing.T) {
 		}
 	}
 	t.Logf("faults, side by side:\n%s", table.String())
+	if err := os.WriteFile(filepath.Join(suite.repo, "bin", "live-faults.md"), []byte(table.String()), 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
+// failedMountSince: the last FailedMount event of the namespace's pods since the time (a volume
+// the kubelet cannot mount keeps a pod from starting), or "".
+func failedMountSince(t *testing.T, ns string, since time.Time) string {
+	t.Helper()
+	last := ""
+	for _, e := range events(t, ns) {
+		// Event times have whole seconds.
+		if e.Reason == "FailedMount" && e.LastTimestamp != nil && !e.LastTimestamp.Before(since.Truncate(time.Second)) {
+			last = e.InvolvedObject.Name + ": " + e.Message
+		}
+	}
+	return last
 }
 
 // deletePod deletes the running pod of the Job's index and returns a check that it is gone.
