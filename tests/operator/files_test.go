@@ -145,6 +145,8 @@ var fileRules = []fileRule{
 		return ok && !strings.Contains(lead, "[") && rest == d.operator
 	}),
 	fr("E-blank-lines", equivalent, `/tmp/flux-job\.batch`, `content blank lines`, nil),
+	// The marker the broker script writes once its broker runs, for the startupProbe.
+	fr("D-readiness", deliberate, `.*/config/run/joined`, `exists`, onlyOurs),
 	// A broker container with runAsUser: the operator's broker script cannot write the
 	// certificate and R into the config tree its (root) init container made; ours' init
 	// container hands those directories to the broker's user.
