@@ -464,15 +464,14 @@ func (m sideBySideMedians) report(b *testing.B) {
 func nodeQuiet(b *testing.B) {
 	b.Helper()
 	dir := filepath.Join(suite.state, "kubelet", "pods")
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	waitFor(b, "the kubelet's cleanup after the deleted pods", 2*time.Minute, func() (bool, string, error) {
 		live := map[string]bool{}
 		for _, uid := range strings.Fields(mustKube(b, nil, "get", "pods", "--all-namespaces", "-o", "jsonpath={.items[*].metadata.uid}")) {
 			live[uid] = true
 		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			b.Fatal(err)
+			return false, "", err
 		}
 		var left []string
 		for _, e := range entries {
@@ -480,12 +479,6 @@ func nodeQuiet(b *testing.B) {
 				left = append(left, e.Name())
 			}
 		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("the kubelet has not cleaned up after %d deleted pods within 2 minutes (%s: %v)", len(left), dir, left)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return len(left) == 0, fmt.Sprintf("%d pod directories left in %s: %v", len(left), dir, left), nil
+	})
 }
