@@ -363,6 +363,49 @@ func TestKeygenLeastPrivilege(t *testing.T) {
 	}
 }
 
+// TestViewMedium: the view volume is tmpfs for a cluster that ends with its command and has no
+// memory limit; on disk when the brokers run until deleted or a container has a memory limit; the
+// option decides over both.
+func TestViewMedium(t *testing.T) {
+	annotate := func(doc, medium string) string {
+		return strings.Replace(doc, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/view-medium: "+medium, 1)
+	}
+	interactive := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  interactive: true", 1)
+	noCommand := strings.Replace(helloWorld, "      command: echo hello world\n", "", 1)
+	limited := func(resources string) string {
+		return strings.Replace(helloWorld, "      command: echo hello world", "      command: echo hello world\n      resources: {limits: {"+resources+"}}", 1)
+	}
+	initLimited := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  flux:\n    container:\n      resources: {limits: {memory: 200Mi}}", 1)
+	for name, tc := range map[string]struct {
+		doc  string
+		want corev1.StorageMedium
+	}{
+		"ends with its command":              {helloWorld, corev1.StorageMediumMemory},
+		"interactive":                        {interactive, corev1.StorageMediumDefault},
+		"no command":                         {noCommand, corev1.StorageMediumDefault},
+		"memory limit":                       {limited("memory: 1Gi"), corev1.StorageMediumDefault},
+		"cpu limit only":                     {limited("cpu: 1"), corev1.StorageMediumMemory},
+		"memory limit on the init container": {initLimited, corev1.StorageMediumDefault},
+		"Memory over interactive":            {annotate(interactive, "Memory"), corev1.StorageMediumMemory},
+		"Memory over a memory limit":         {annotate(limited("memory: 1Gi"), "Memory"), corev1.StorageMediumMemory},
+		"Disk":                               {annotate(helloWorld, "Disk"), corev1.StorageMediumDefault},
+	} {
+		t.Run(name, func(t *testing.T) {
+			objs, _ := generate(t, tc.doc)
+			pod := brokerJobOf(t, objs).Spec.Template.Spec
+			for _, v := range pod.Volumes {
+				if v.Name == pod.InitContainers[0].VolumeMounts[0].Name {
+					if v.EmptyDir == nil || v.EmptyDir.Medium != tc.want || v.EmptyDir.SizeLimit != nil {
+						t.Errorf("view volume %s, want an emptyDir of medium %q", toJSON(t, v), tc.want)
+					}
+					return
+				}
+			}
+			t.Fatal("no view volume")
+		})
+	}
+}
+
 // TestCurveSources: where the broker pods get the certificate from, for each way of giving it.
 func TestCurveSources(t *testing.T) {
 	// A test key (minicluster-fn keygen), used nowhere else.

@@ -24,7 +24,7 @@ const (
 func fluxVolumes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) []corev1.Volume {
 	vols := []corev1.Volume{
 		{Name: volumeHome, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-		{Name: mc.Spec.Flux.Container.Name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: mc.Spec.Flux.Container.Name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: viewMedium(mc, opts)}}},
 		{Name: volumeEntrypoint, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: n.EntrypointConfigMap},
 			DefaultMode:          ptr.To(scriptMode),
@@ -32,6 +32,41 @@ func fluxVolumes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) []cor
 		curveVolume(opts, n),
 	}
 	return vols
+}
+
+// viewMedium is the medium of the view volume, where every broker pod's init container copies the
+// view image's flux and software. On the live cluster of tests/live that copy was most of the time
+// to ready: the pods of one node copy at once, and 16 copies of the stand-in view's 91 MB took 8.6 s
+// to the node's ext4 disk (median, init container start to exit) against 0.8 s to tmpfs
+// (docs/benchmarks.md). Memory is the choice unless the option says otherwise, or where tmpfs
+// could hurt: its pages are charged to the pod's memory and cannot be reclaimed, so a container
+// with a memory limit could be OOM-killed for the view's size, and the brokers of a cluster that
+// runs until deleted keep their state (the KVS's content store, job output included) there.
+func viewMedium(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) corev1.StorageMedium {
+	switch opts.ViewMedium {
+	case v1alpha2.ViewMediumMemory:
+		return corev1.StorageMediumMemory
+	case v1alpha2.ViewMediumDisk:
+		return corev1.StorageMediumDefault
+	}
+	if runsUntilDeleted(mc) != "" || memoryLimited(mc) {
+		return corev1.StorageMediumDefault
+	}
+	return corev1.StorageMediumMemory
+}
+
+// memoryLimited says whether a container of the broker pod (the init container included) has a
+// memory limit.
+func memoryLimited(mc *v1alpha2.MiniCluster) bool {
+	if _, ok := mc.Spec.Flux.Container.Resources.Limits[corev1.ResourceMemory]; ok {
+		return true
+	}
+	for _, c := range mc.Spec.Containers {
+		if _, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // curveVolume mounts the shared certificate. It is never optional: kubelet keeps the pods waiting

@@ -24,6 +24,20 @@ const (
 	// CurveKindAnnotation is the kind of the certificate object that the keygen Job creates, or
 	// that carries spec.flux.curveCert: "Secret" (default) or "ConfigMap" (as the operator does).
 	CurveKindAnnotation = OptionPrefix + "curve-kind"
+	// ViewMediumAnnotation says where the broker pods keep the view volume (their copy of the flux
+	// view, and the broker's config, run and state directories): "Memory" or "Disk". Unset, the
+	// generator chooses (see generators.viewMedium).
+	ViewMediumAnnotation = OptionPrefix + "view-medium"
+)
+
+// ViewMedium is the medium of the broker pods' view volume.
+type ViewMedium string
+
+const (
+	// ViewMediumMemory: a tmpfs emptyDir. Its pages count as the pod's memory.
+	ViewMediumMemory ViewMedium = "Memory"
+	// ViewMediumDisk: an emptyDir on the node's disk, as the operator's.
+	ViewMediumDisk ViewMedium = "Disk"
 )
 
 // CurveKind is the kind of object that holds the certificate.
@@ -52,6 +66,9 @@ type Options struct {
 	// MiniCluster with curve-kind ConfigMap keeps the broker Job name it had before the option
 	// existed, and an upgrade does not replace its running cluster.
 	CurveKind CurveKind `json:"-"`
+	// ViewMedium is "" unless the annotation sets it. Not hashed either: it changes the pod
+	// template's view volume, which is.
+	ViewMedium ViewMedium `json:"-"`
 }
 
 // ParseOptions reads our annotations. Unknown keys under OptionPrefix are errors: a typo in an
@@ -96,9 +113,16 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 			default:
 				errs = append(errs, field.NotSupported(p, v, []string{string(CurveKindSecret), string(CurveKindConfigMap)}))
 			}
+		case ViewMediumAnnotation:
+			switch ViewMedium(v) {
+			case ViewMediumMemory, ViewMediumDisk:
+				opts.ViewMedium = ViewMedium(v)
+			default:
+				errs = append(errs, field.NotSupported(p, v, []string{string(ViewMediumMemory), string(ViewMediumDisk)}))
+			}
 		default:
 			errs = append(errs, field.Invalid(p, v, "unknown option; known options are "+
-				strings.Join([]string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation, CurveKindAnnotation}, ", ")))
+				strings.Join([]string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation, CurveKindAnnotation, ViewMediumAnnotation}, ", ")))
 		}
 	}
 	if reason := m.UserNamedHosts(); reason != "" {

@@ -307,3 +307,43 @@ func TestCurveKindOption(t *testing.T) {
 		})
 	}
 }
+
+// TestViewMediumOption: the option is Memory or Disk, spelled so; unset, it stays "" for the
+// generator to choose.
+func TestViewMediumOption(t *testing.T) {
+	const field = "metadata.annotations[minicluster-fn.dev/view-medium]"
+	for name, tc := range map[string]struct {
+		annotations string
+		want        ViewMedium
+		errAt       string
+	}{
+		"unset":      {"", "", ""},
+		"Memory":     {"minicluster-fn.dev/view-medium: Memory", ViewMediumMemory, ""},
+		"Disk":       {"minicluster-fn.dev/view-medium: Disk", ViewMediumDisk, ""},
+		"lower case": {"minicluster-fn.dev/view-medium: memory", "", field},
+		"emptyDir":   {"minicluster-fn.dev/view-medium: \"\"", "", field},
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc := base + "  containers: [{image: a}]\n"
+			if tc.annotations != "" {
+				doc = strings.Replace(doc, "  name: flux-sample\n", "  name: flux-sample\n  annotations: {"+tc.annotations+"}\n", 1)
+			}
+			mc, errs := Decode([]byte(doc))
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			mc.Default()
+			opts, errs := mc.ParseOptions()
+			var at []string
+			for _, e := range errs {
+				at = append(at, e.Field)
+			}
+			if tc.errAt == "" && len(errs) > 0 || tc.errAt != "" && !slices.Equal(at, []string{tc.errAt}) {
+				t.Fatalf("errors %v, want one at %q (none if empty)", errs, tc.errAt)
+			}
+			if opts.ViewMedium != tc.want {
+				t.Errorf("ViewMedium = %q, want %q", opts.ViewMedium, tc.want)
+			}
+		})
+	}
+}

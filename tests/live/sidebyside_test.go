@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"sync"
 	"testing"
 	"time"
@@ -481,4 +482,8 @@ func nodeQuiet(b *testing.B) {
 		}
 		return len(left) == 0, fmt.Sprintf("%d pod directories left in %s: %v", len(left), dir, left), nil
 	})
+	// The kubelet's removal of those directories, and the copies a disk-backed view volume wrote,
+	// leave the node's filesystem writing back and discarding for a while after: a side whose pods
+	// write to the disk (the operator's) would pay for the run before it.
+	syscall.Sync()
 }

@@ -91,11 +91,15 @@ var rules = []rule{
 	// Script text: compared by what the scripts do (TestScriptsBehave), broker.toml as TOML.
 	r("D-scripts", deliberate, roleEntrypoint, `\.data\.(?:wait-\d+|start-\d+|flux-view|[a-z0-9-]+)`).when(absentInOurs),
 	r("D-scripts", deliberate, roleEntrypoint, `\.data\.(?:wait-\d+\.sh|start-\d+\.sh|flux-init\.sh|broker\.toml)`).when(absentInOperator),
+	// The view volume is tmpfs for a cluster that ends with its command and has no memory limit
+	// (the view-medium option decides otherwise): the init containers' copies of the view were
+	// most of the time to ready on a disk (docs: D-view-memory).
+	r("D-view-memory", deliberate, roleBroker, podSpec+`\.volumes\[flux-view\]\.emptyDir\.medium`).when(func(op, ours any) bool { return op == nil && ours == "Memory" }),
 	// Volumes of the user (docs: Volumes).
 	r("F-configmap-volume-name", bugFixed, roleBroker+"|"+roleServices, podSpec+`\.volumes\[[^\]]+\]\.(?:name|configMap\..*)`),
 	r("F-configmap-volume-name", bugFixed, roleBroker+"|"+roleServices, container+`\.volumeMounts\[[^\]]+\]\.(?:name|mountPath|readOnly)`).when(func(op, ours any) bool { return true }),
 	r("F-empty-claim", bugFixed, roleBroker, podSpec+`\.volumes\[[^\]]+\]\.persistentVolumeClaim\.claimName`).when(func(op, ours any) bool { return op == "" }),
-	r("F-empty-claim", bugFixed, roleBroker, podSpec+`\.volumes\[[^\]]+\]\.emptyDir\..*`),
+	r("F-empty-claim", bugFixed, roleBroker, podSpec+`\.volumes\[[^\]]+\]\.emptyDir\..*`).when(absentInOperator),
 	r("E-api-defaults", equivalent, roleBroker+"|"+roleServices, podSpec+`\.volumes\[[^\]]+\]\.csi\.readOnly`).when(func(op, ours any) bool { return op == nil && ours == false }),
 	// Services Pod pull secrets: the union of containers' and services' (operator: containers' only).
 	r("F-services-pull-secrets", bugFixed, roleServices, podSpec+`\.imagePullSecrets\[[^\]]+\]\.name`).when(absentInOperator),
