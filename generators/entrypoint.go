@@ -25,8 +25,7 @@ import (
 //     HOSTNAME (fallback: hostname(1)); /etc/hosts for the pods' DNS domain.
 //   - flux-init.sh writes the broker config [BrokerConfig], the hostlist [Hostlist], the view
 //     [View, ViewSoftware] and the marker [InitDone].
-//   - broker-ready.sh (the startupProbe of a persistent cluster's broker container) tests the
-//     joined marker [Joined].
+//   - broker-ready.sh (the broker container's startupProbe) tests the joined marker [Joined].
 //   - wait-<i>.sh writes the certificate (0600) [CurveCert], the resources [R], the helper scripts
 //     [ViewEnv, Connect, LoadFluxion] and the markers [BrokerDone; Joined, once the broker's
 //     local socket [Socket] says it runs].
@@ -129,13 +128,10 @@ func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error
 	}
 	data[InitScriptKey] = out
 
-	if neverCompletes(mc) != "" {
-		// Only the brokers of a Job that runs until deleted have the startupProbe (brokerStartupProbe).
-		if out, err = render("ready.sh", common); err != nil {
-			return nil, err
-		}
-		data[ReadyScriptKey] = out
+	if out, err = render("ready.sh", common); err != nil {
+		return nil, err
 	}
+	data[ReadyScriptKey] = out
 
 	for i := range s.Containers {
 		c := &s.Containers[i]

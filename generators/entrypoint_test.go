@@ -51,12 +51,7 @@ type entrypointCase struct {
 	keys []string // the ConfigMap keys expected
 }
 
-// defaultKeys are a cluster's that ends with its command; persistentKeys add the startupProbe's
-// script.
-var (
-	defaultKeys    = []string{BrokerConfigKey, InitScriptKey, WaitScriptKey(0)}
-	persistentKeys = []string{BrokerConfigKey, InitScriptKey, ReadyScriptKey, WaitScriptKey(0)}
-)
+var defaultKeys = []string{BrokerConfigKey, InitScriptKey, ReadyScriptKey, WaitScriptKey(0)}
 
 func entrypointCases() []entrypointCase {
 	return []entrypointCase{
@@ -65,7 +60,7 @@ func entrypointCases() []entrypointCase {
 			mc.Spec.Logging.Quiet = true
 			return mc
 		}},
-		{name: "interactive", keys: persistentKeys, mc: func() *v1alpha2.MiniCluster {
+		{name: "interactive", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
 			mc := testMiniCluster(4, v1alpha2.MiniClusterContainer{Image: "ghcr.io/rse-ops/lammps:flux-sched-focal", WorkingDir: "/home/flux"})
 			mc.Spec.Interactive = true
 			mc.Spec.MaxSize = 10
@@ -119,7 +114,7 @@ func entrypointCases() []entrypointCase {
 			mc.Spec.Flux.Bursting.Clusters = []v1alpha2.BurstedCluster{{Name: "burst-0", Size: 3}, {Name: "burst-1", Size: 1}}
 			return mc
 		}},
-		{name: "leadbroker", keys: persistentKeys, mc: func() *v1alpha2.MiniCluster {
+		{name: "leadbroker", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
 			mc := testMiniCluster(4, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble"})
 			mc.Spec.Interactive = true
 			mc.Spec.Flux.Bursting.LeadBroker = &v1alpha2.FluxBroker{Address: "24.123.50.21", Name: "flux-sample", Size: 4, Port: 30093}

@@ -150,9 +150,7 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 		c.Name = mc.Name // as the operator does: logs are read with -c <MiniCluster name>
 		c.Command = []string{"/bin/bash", entrypointFile(WaitScriptKey(i))}
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volumeCurve, MountPath: CurveMountPath, ReadOnly: true})
-		if neverCompletes(mc) != "" {
-			c.StartupProbe = brokerStartupProbe()
-		}
+		c.StartupProbe = brokerStartupProbe()
 	case !mcc.NoWrapEntrypoint:
 		c.Command = []string{"/bin/bash", entrypointFile(StartScriptKey(i))}
 	}
@@ -161,16 +159,11 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 	return c
 }
 
-// brokerStartupProbe makes a broker pod of a Job that runs until deleted Ready once its broker has joined
-// the running instance (broker-ready.sh tests the marker the broker script writes then), so the
-// Job's ready count, kubectl wait and GitOps health checks mean "brokers up", not "pods started".
-// It checks every 3 s until the broker has joined, and then never again: a container with no
-// readinessProbe is Ready as soon as its startupProbe succeeds.
-//
-// A Job that completes (minicluster-fn.dev/lifetime: completes) has none, as with the operator: what its consumers wait
-// for is the Job's completion (Argo CD's and kstatus's Job health), and each check is a runc exec
-// in every pod. With the probe, 32-broker hello-world on the 2-core live cluster printed its output
-// 17.7 and 20.3 s after the apply; without it, 15.1 and 15.9 s (docs/benchmarks.md).
+// brokerStartupProbe makes a broker pod Ready once its broker has joined the running instance
+// (broker-ready.sh tests the marker the broker script writes then), so the Job's ready count,
+// kubectl wait and GitOps health checks mean "brokers up", not "pods started". It checks every 3 s
+// until the broker has joined, and then never again: a container with no readinessProbe is Ready
+// as soon as its startupProbe succeeds.
 //
 // There is deliberately no readinessProbe. The kubelet (1.36) runs a readinessProbe's first check
 // on that probe's own ticker, not when the startupProbe succeeds (its immediate trigger reads the

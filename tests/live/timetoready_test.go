@@ -21,9 +21,9 @@ import (
 // --server-side, once per iteration (-benchtime=Nx: N runs), and reports when each step of its
 // start was first seen, from apply: the keygen pod started, the certificate Secret present, every
 // broker pod's init container started (its volumes, the certificate among them, are mounted), all 4
-// broker containers running, rank 0's command output (its log line's timestamp; the command runs
-// once all 4 have joined), and the Job Complete. (Its broker pods have no readiness signal: the
-// broker Job completes, so they have no startupProbe, and Ready means only "running".) The times are when a watch of the API
+// broker containers running, all 4 pods Ready (the startupProbe, then the readinessProbe: the broker
+// has joined; probed every 3 s until then), rank 0's command output (its log line's timestamp; the
+// command runs once all 4 have joined), and the Job Complete. The times are when a watch of the API
 // server delivered the change (milliseconds), not polls.
 //
 // It also reads the kubelet's log for the back-off of the certificate volume's mount in broker pods
@@ -54,8 +54,9 @@ func BenchmarkTimeToReady(b *testing.B) {
 // readyRun is one run's milestones, from the start of the apply (0: not seen), of a MiniCluster
 // of size brokers.
 type readyRun struct {
-	size                                                                      int
-	keygenStarted, certificate, initStarted, running, commandOutput, complete time.Duration
+	size                                                                             int
+	keygenStarted, certificate, initStarted, running, ready, commandOutput, complete time.Duration
+	seenReady                                                                        int
 	// Per broker pod: failed mounts of the certificate volume, and the wait from the certificate's
 	// appearance to the kubelet's next allowed attempt (0 when the mount did not fail, or the
 	// attempt was allowed before).
@@ -67,10 +68,10 @@ type readyRun struct {
 
 func (r readyRun) String() string {
 	return fmt.Sprintf("keygen pod started %s, certificate %s, all init containers started %s, %d brokers running %s, "+
-		"command output %s, Job complete %s; per pod: certificate mount failures %v, "+
+		"%d of %d Ready %s, command output %s, Job complete %s; per pod: certificate mount failures %v, "+
 		"back-off wait after the certificate %s, certificate -> init started %s, pod created -> init started %s",
 		seconds(r.keygenStarted), seconds(r.certificate), seconds(r.initStarted), r.size, seconds(r.running),
-		seconds(r.commandOutput), seconds(r.complete),
+		r.seenReady, r.size, seconds(r.ready), seconds(r.commandOutput), seconds(r.complete),
 		r.failedMounts, durations(r.mountBackoff), durations(r.certToInit), durations(r.createdToInit))
 }
 
@@ -111,8 +112,16 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte) 
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	r := readyRun{size: size, keygenStarted: tl.keygenStarted, certificate: tl.certificate, running: tl.running, complete: tl.complete}
+	var ready []time.Duration
 	for _, p := range tl.pods {
 		r.initStarted = max(r.initStarted, p.initStarted)
+		if p.ready > 0 {
+			ready = append(ready, p.ready)
+		}
+	}
+	r.seenReady = len(ready)
+	if r.seenReady == size {
+		r.ready = slices.Max(ready)
 	}
 	// rank 0 prints the command's output once the instance runs: the container runtime's
 	// timestamp of that line.
@@ -154,8 +163,8 @@ type timeline struct {
 }
 
 type brokerPodTimes struct {
-	uid, index                    string
-	created, initStarted, running time.Duration
+	uid, index                           string
+	created, initStarted, running, ready time.Duration
 }
 
 type watchedObject struct {
@@ -213,6 +222,9 @@ func (tl *timeline) observe(seen time.Time, raw []byte) error {
 				if p.Status.ContainerStatuses[0].State.Running != nil {
 					first(&bp.running)
 				}
+			}
+			if p.ready() {
+				first(&bp.ready)
 			}
 			running := 0
 			for _, q := range tl.pods {
@@ -419,6 +431,7 @@ func reportReadyRuns(b *testing.B, runs []readyRun) {
 		{"certificate Secret present", "s-cert", one(func(r readyRun) time.Duration { return r.certificate })},
 		{"all init containers started (volumes mounted)", "s-init", one(func(r readyRun) time.Duration { return r.initStarted })},
 		{fmt.Sprintf("%d broker containers running", size), "s-running", one(func(r readyRun) time.Duration { return r.running })},
+		{fmt.Sprintf("%d pods Ready (joined)", size), "s-ready", one(func(r readyRun) time.Duration { return r.ready })},
 		{"rank 0's command output", "s-command", one(func(r readyRun) time.Duration { return r.commandOutput })},
 		{"Job complete", "s-complete", one(func(r readyRun) time.Duration { return r.complete })},
 		{"per pod: back-off wait after the certificate", "s-mount-backoff", func(r readyRun) []time.Duration { return r.mountBackoff }},
