@@ -364,8 +364,8 @@ func TestKeygenLeastPrivilege(t *testing.T) {
 }
 
 // TestViewMedium: the view volume is tmpfs for a cluster that ends with its command and has no
-// memory limit; on disk when the brokers run until deleted or a container has a memory limit; the
-// option decides over both.
+// memory limit; on disk when the broker Job runs until deleted or a container has a memory limit;
+// the option decides over both.
 func TestViewMedium(t *testing.T) {
 	annotate := func(doc, medium string) string {
 		return strings.Replace(doc, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/view-medium: "+medium, 1)
@@ -375,6 +375,7 @@ func TestViewMedium(t *testing.T) {
 	limited := func(resources string) string {
 		return strings.Replace(helloWorld, "      command: echo hello world", "      command: echo hello world\n      resources: {limits: {"+resources+"}}", 1)
 	}
+	sidecar := strings.Replace(helloWorld, "      command: echo hello world\n", "      command: echo hello world\n      runFlux: true\n    - image: nginx\n      name: web\n", 1)
 	initLimited := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  flux:\n    container:\n      resources: {limits: {memory: 200Mi}}", 1)
 	for name, tc := range map[string]struct {
 		doc  string
@@ -382,6 +383,7 @@ func TestViewMedium(t *testing.T) {
 	}{
 		"ends with its command":              {helloWorld, corev1.StorageMediumMemory},
 		"interactive":                        {interactive, corev1.StorageMediumDefault},
+		"a sidecar keeps the pods running":   {sidecar, corev1.StorageMediumDefault},
 		"no command":                         {noCommand, corev1.StorageMediumDefault},
 		"memory limit":                       {limited("memory: 1Gi"), corev1.StorageMediumDefault},
 		"cpu limit only":                     {limited("cpu: 1"), corev1.StorageMediumMemory},

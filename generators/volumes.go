@@ -40,8 +40,9 @@ func fluxVolumes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) []cor
 // to the node's ext4 disk (median, init container start to exit) against 0.8 s to tmpfs
 // (docs/benchmarks.md). Memory is the choice unless the option says otherwise, or where tmpfs
 // could hurt: its pages are charged to the pod's memory and cannot be reclaimed, so a container
-// with a memory limit could be OOM-killed for the view's size, and the brokers of a cluster that
-// runs until deleted keep their state (the KVS's content store, job output included) there.
+// with a memory limit could be OOM-killed for the view's size, and the pods of a Job that runs
+// until deleted keep the brokers' state (the KVS's content store, job output included) there for
+// as long as they run.
 func viewMedium(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) corev1.StorageMedium {
 	switch opts.ViewMedium {
 	case v1alpha2.ViewMediumMemory:
@@ -49,7 +50,7 @@ func viewMedium(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) corev1.StorageM
 	case v1alpha2.ViewMediumDisk:
 		return corev1.StorageMediumDefault
 	}
-	if runsUntilDeleted(mc) != "" || memoryLimited(mc) {
+	if neverCompletes(mc) != "" || memoryLimited(mc) {
 		return corev1.StorageMediumDefault
 	}
 	return corev1.StorageMediumMemory

@@ -36,7 +36,7 @@ const (
 //     applied to another, timed by timeToReady, whose breakdown (keygen, certificate, init
 //     containers, running, Ready, output, complete) is reported too;
 //   - the floor of the pods: an Indexed Job of size pods of the application stand-in, with a broker
-//     pod's kinds of volumes (emptyDirs, a ConfigMap) and no init container, sleeping: apply -> all
+//     pod's kinds of volumes (emptyDirs, a ConfigMap, a Secret) and no init container, sleeping: apply -> all
 //     size containers running;
 //   - the floor of the brokers: `flux start --test-size=size` in one pod of the flux view stand-in,
 //     its initial program the same kind of job as the MiniCluster's rank 0 submits, printing the
@@ -259,6 +259,8 @@ func timeApply(b *testing.B, what, ns, resource string, manifests []byte, reache
 }
 
 // podsFloor: size pods like broker pods without their work, apply -> all size containers running.
+// They have the kinds of volumes our hello-world broker pods have (the view in memory, as
+// generators.viewMedium chooses for it), the certificate Secret already there.
 // The pods sleep; with no grace period their namespace goes at once.
 func podsFloor(b *testing.B, size int) time.Duration {
 	b.Helper()
@@ -267,6 +269,11 @@ func podsFloor(b *testing.B, size int) time.Duration {
 kind: ConfigMap
 metadata: {name: floor-pods}
 data: {entrypoint.sh: "sleep 3600"}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: floor-pods}
+stringData: {curve.cert: "not a certificate: nothing reads it"}
 ---
 apiVersion: batch/v1
 kind: Job
@@ -290,10 +297,12 @@ spec:
         - {name: flux-view, mountPath: /mnt/flux}
         - {name: flux-operator-home, mountPath: /home/flux-operator}
         - {name: flux-entrypoint, mountPath: /flux_operator, readOnly: true}
+        - {name: flux-curve, mountPath: /flux_operator_curve, readOnly: true}
       volumes:
-      - {name: flux-view, emptyDir: {}}
+      - {name: flux-view, emptyDir: {medium: Memory}}
       - {name: flux-operator-home, emptyDir: {}}
       - {name: flux-entrypoint, configMap: {name: floor-pods}}
+      - {name: flux-curve, secret: {secretName: floor-pods, defaultMode: 0400, items: [{key: curve.cert, path: curve.cert}]}}
 `, size, suite.images.app)
 	running := map[string]bool{}
 	_, at := timeApply(b, fmt.Sprintf("%d bare pods running", size), ns, "pods", []byte(manifests), func(raw []byte) (bool, error) {

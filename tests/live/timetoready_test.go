@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -98,6 +99,12 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte) 
 	tl.mu.Lock()
 	tl.start = time.Now()
 	tl.mu.Unlock()
+	// The kubelet's log of this run starts here: the namespace's name is reused from run to run.
+	kubeletLog := filepath.Join(suite.state, "log", "kubelet.log")
+	logStart, err := os.Stat(kubeletLog)
+	if err != nil {
+		b.Fatal(err)
+	}
 	apply(b, manifests)
 	select {
 	case err := <-tl.done:
@@ -134,7 +141,7 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte) 
 	r.commandOutput = logLineAt(b, ns, rank0, tl.brokerContainer, "hello world", tl.start)
 
 	certAt := tl.start.Add(tl.certificate)
-	backoff, err := mountBackoff(filepath.Join(suite.state, "log", "kubelet.log"), ns, instance, tl.pods, certAt)
+	backoff, err := mountBackoff(kubeletLog, logStart.Size(), ns, instance, tl.pods, certAt)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -354,13 +361,17 @@ type mountWait struct {
 }
 
 // mountBackoff reads, per broker pod (by uid), how often the certificate volume's mount failed and
-// how long after certAt the kubelet allowed its next attempt: the wait that the back-off added.
-func mountBackoff(kubeletLog, ns, instance string, pods map[string]*brokerPodTimes, certAt time.Time) (map[string]mountWait, error) {
+// how long after certAt the kubelet allowed its next attempt: the wait that the back-off added. It
+// reads the kubelet's log from offset on, what it wrote during the run.
+func mountBackoff(kubeletLog string, offset int64, ns, instance string, pods map[string]*brokerPodTimes, certAt time.Time) (map[string]mountWait, error) {
 	f, err := os.Open(kubeletLog)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, err
+	}
 	uids := map[string]bool{}
 	for _, p := range pods {
 		uids[p.uid] = true
