@@ -37,7 +37,7 @@ func fluxVolumes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) []cor
 // viewMedium is the medium of the view volume, where every broker pod's init container copies the
 // view image's flux and software. On the live cluster of tests/live that copy was most of the time
 // to ready: the pods of one node copy at once, and 16 copies of the stand-in view's 91 MB took 8.6 s
-// to the node's ext4 disk (median, init container start to exit) against 0.8 s to tmpfs
+// to the node's ext4 disk (median, init container start to exit) against 0.84 s to tmpfs
 // (docs/benchmarks.md). Memory is the choice unless the option says otherwise, or where tmpfs
 // could hurt: its pages are charged to the pod's memory and cannot be reclaimed, so a container
 // with a memory limit could be OOM-killed for the view's size, and the pods of a Job that runs
