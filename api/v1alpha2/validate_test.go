@@ -267,6 +267,30 @@ func TestSizeProblems(t *testing.T) {
 	}
 }
 
+// optionsOf parses the options of a MiniCluster with these annotations (flow-style YAML map
+// entries) and checks that the only error, if errAt is set, is at that field.
+func optionsOf(t *testing.T, annotations, errAt string) Options {
+	t.Helper()
+	doc := base + "  containers: [{image: a}]\n"
+	if annotations != "" {
+		doc = strings.Replace(doc, "  name: flux-sample\n", "  name: flux-sample\n  annotations: {"+annotations+"}\n", 1)
+	}
+	mc, errs := Decode([]byte(doc))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	mc.Default()
+	opts, errs := mc.ParseOptions()
+	var at []string
+	for _, e := range errs {
+		at = append(at, e.Field)
+	}
+	if errAt == "" && len(errs) > 0 || errAt != "" && !slices.Equal(at, []string{errAt}) {
+		t.Fatalf("errors %v, want one at %q (none if empty)", errs, errAt)
+	}
+	return opts
+}
+
 // TestCurveKindOption: the certificate is a Secret unless the option asks for a ConfigMap; any
 // other value, and a ConfigMap together with a user's Secret, are errors at the annotation.
 func TestCurveKindOption(t *testing.T) {
@@ -284,23 +308,7 @@ func TestCurveKindOption(t *testing.T) {
 		"user Secret ConfigMap": {"minicluster-fn.dev/curve-secret: mine, minicluster-fn.dev/curve-kind: ConfigMap", CurveKindConfigMap, field},
 	} {
 		t.Run(name, func(t *testing.T) {
-			doc := base + "  containers: [{image: a}]\n"
-			if tc.annotations != "" {
-				doc = strings.Replace(doc, "  name: flux-sample\n", "  name: flux-sample\n  annotations: {"+tc.annotations+"}\n", 1)
-			}
-			mc, errs := Decode([]byte(doc))
-			if len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			mc.Default()
-			opts, errs := mc.ParseOptions()
-			var at []string
-			for _, e := range errs {
-				at = append(at, e.Field)
-			}
-			if tc.errAt == "" && len(errs) > 0 || tc.errAt != "" && !slices.Equal(at, []string{tc.errAt}) {
-				t.Fatalf("errors %v, want one at %q (none if empty)", errs, tc.errAt)
-			}
+			opts := optionsOf(t, tc.annotations, tc.errAt)
 			if tc.errAt == "" && opts.CurveKind != tc.want {
 				t.Errorf("CurveKind = %q, want %q", opts.CurveKind, tc.want)
 			}
@@ -324,23 +332,7 @@ func TestViewMediumOption(t *testing.T) {
 		"emptyDir":   {"minicluster-fn.dev/view-medium: \"\"", "", field},
 	} {
 		t.Run(name, func(t *testing.T) {
-			doc := base + "  containers: [{image: a}]\n"
-			if tc.annotations != "" {
-				doc = strings.Replace(doc, "  name: flux-sample\n", "  name: flux-sample\n  annotations: {"+tc.annotations+"}\n", 1)
-			}
-			mc, errs := Decode([]byte(doc))
-			if len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			mc.Default()
-			opts, errs := mc.ParseOptions()
-			var at []string
-			for _, e := range errs {
-				at = append(at, e.Field)
-			}
-			if tc.errAt == "" && len(errs) > 0 || tc.errAt != "" && !slices.Equal(at, []string{tc.errAt}) {
-				t.Fatalf("errors %v, want one at %q (none if empty)", errs, tc.errAt)
-			}
+			opts := optionsOf(t, tc.annotations, tc.errAt)
 			if opts.ViewMedium != tc.want {
 				t.Errorf("ViewMedium = %q, want %q", opts.ViewMedium, tc.want)
 			}
