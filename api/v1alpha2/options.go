@@ -1,6 +1,7 @@
 package v1alpha2
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -90,12 +91,7 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 		p := base.Key(k)
 		switch k {
 		case JobNamingAnnotation:
-			switch JobNaming(v) {
-			case JobNamingHash, JobNamingStable:
-				opts.JobNaming = JobNaming(v)
-			default:
-				errs = append(errs, field.NotSupported(p, v, []string{string(JobNamingHash), string(JobNamingStable)}))
-			}
+			errs = append(errs, setOneOf(&opts.JobNaming, p, v, JobNamingHash, JobNamingStable)...)
 		case KeygenImageAnnotation:
 			if strings.TrimSpace(v) == "" || strings.ContainsAny(v, " \t\n") {
 				errs = append(errs, field.Invalid(p, v, "must be an image reference"))
@@ -107,19 +103,9 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 			}
 			opts.CurveSecret = v
 		case CurveKindAnnotation:
-			switch CurveKind(v) {
-			case CurveKindSecret, CurveKindConfigMap:
-				opts.CurveKind = CurveKind(v)
-			default:
-				errs = append(errs, field.NotSupported(p, v, []string{string(CurveKindSecret), string(CurveKindConfigMap)}))
-			}
+			errs = append(errs, setOneOf(&opts.CurveKind, p, v, CurveKindSecret, CurveKindConfigMap)...)
 		case ViewMediumAnnotation:
-			switch ViewMedium(v) {
-			case ViewMediumMemory, ViewMediumDisk:
-				opts.ViewMedium = ViewMedium(v)
-			default:
-				errs = append(errs, field.NotSupported(p, v, []string{string(ViewMediumMemory), string(ViewMediumDisk)}))
-			}
+			errs = append(errs, setOneOf(&opts.ViewMedium, p, v, ViewMediumMemory, ViewMediumDisk)...)
 		default:
 			errs = append(errs, field.Invalid(p, v, "unknown option; known options are "+
 				strings.Join([]string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation, CurveKindAnnotation, ViewMediumAnnotation}, ", ")))
@@ -143,6 +129,20 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 			CurveSecretAnnotation+" mounts that Secret; the certificate cannot also be a ConfigMap"))
 	}
 	return opts, errs
+}
+
+// setOneOf sets *dst to v when v is one of allowed (spelled exactly so), and otherwise leaves it
+// and returns the error at p that lists the allowed values.
+func setOneOf[T ~string](dst *T, p *field.Path, v string, allowed ...T) field.ErrorList {
+	if i := slices.Index(allowed, T(v)); i >= 0 {
+		*dst = allowed[i]
+		return nil
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	return field.ErrorList{field.NotSupported(p, v, names)}
 }
 
 // UserNamedHosts returns the field that writes the broker host list by hand (and so names the

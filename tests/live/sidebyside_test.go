@@ -491,8 +491,8 @@ func nodeQuiet(b *testing.B) {
 		}
 		return len(left) == 0, fmt.Sprintf("%d pod directories left in %s: %v", len(left), dir, left), nil
 	})
-	// The kubelet's removal of those directories, and the copies a disk-backed view volume wrote,
-	// leave the node's filesystem writing back and discarding for a while after: a side whose pods
-	// write to the disk (the operator's) would pay for the run before it.
+	// Flush what the deleted pods left to write back (a disk-backed view volume writes copies of
+	// the view), so that the next side does not pay for it. It did not remove the operator's rise
+	// from run to run on this VM (docs/benchmarks.md#figures).
 	syscall.Sync()
 }
