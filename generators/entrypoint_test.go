@@ -758,8 +758,9 @@ func newSandbox(t *testing.T, c entrypointCase) *sandbox {
 	// python (not logged: the join watchdog runs it) answers from FAKE_FLUX_STATE: the
 	// state-machine.wait one-liner exits 0 for run, 1 for none (no broker), 2 (not yet) otherwise,
 	// and the state-machine.get one-liner prints it;
-	// start and broker run FAKE_FLUX_RUN seconds, or until SIGTERM, which they log; the first
-	// of them to end touches FAKE_FLUX_LEAD_RETURNS, if set (the main broker's message, in
+	// start and broker run, as flux's rc1 does, the rc1.d scripts of FLUX_RC_EXTRA when the
+	// broker joins (FAKE_FLUX_STATE run, the default), then run FAKE_FLUX_RUN seconds, or until
+	// SIGTERM, which they log; the first of them to end touches FAKE_FLUX_LEAD_RETURNS, if set (the main broker's message, in
 	// flux exec, that it comes back).
 	write("views/._view/h4sh/bin/flux", `#!/bin/bash
 if [[ "$1" == python ]]; then
@@ -774,6 +775,14 @@ fi
 { echo "--- flux"; printf '%s\n' "$@"; } >> "$FAKE_FLUX_LOG"
 if [[ "$1" == R ]]; then echo '{"version": 1}'; fi
 if [[ "$1" == start || "$1" == broker ]]; then
+  if [[ "${FAKE_FLUX_STATE:-run}" == run ]]; then
+    IFS=: read -r -a rcdirs <<< "${FLUX_RC_EXTRA:-}"
+    for rcdir in "${rcdirs[@]}"; do
+      for rcfile in "${rcdir}"/rc1.d/*; do
+        if [[ -x "${rcfile}" ]]; then "${rcfile}"; fi
+      done
+    done
+  fi
   if [[ -n "${FAKE_FLUX_RUN:-}" ]]; then
     trap 'echo "SIGTERM $$" >> "$FAKE_FLUX_LOG.signals"; exit "${FAKE_FLUX_EXIT:-0}"' TERM
     /bin/sleep "${FAKE_FLUX_RUN}" &

@@ -57,22 +57,24 @@ type podLayout struct {
 	LoadFluxion  string // helper: replaces sched-simple by Fluxion
 
 	// The config tree, owned by the broker's user, and the files in it.
-	Config       string // the config tree's root
-	ConfigDir    string // flux start --config: broker.toml
-	BrokerConfig string
-	SystemDir    string // hostlist, R and cron.d
-	Hostlist     string // the hosts in rank order, for flux R encode
-	R            string // this node's resources, for every host
-	CronDir      string
-	Run          string // the parent of RunDir
-	RunDir       string // the broker's rundir
-	Joined       string // marker: this broker has joined the running instance (the startupProbe's check)
-	LeadReturns  string // marker: the main broker's pod is stopping alone, and the Job starts it again
-	Socket       string // the broker's local socket, -Slocal-uri and the rundir's default alike
-	StateDir     string // the broker's statedir
-	ArchiveDB    string
-	CurveDir     string
-	CurveCert    string // the certificate as flux reads it: a copy, mode 0600, owned by the broker's user
+	Config         string // the config tree's root
+	ConfigDir      string // flux start --config: broker.toml
+	BrokerConfig   string
+	SystemDir      string // hostlist, R and cron.d
+	Hostlist       string // the hosts in rank order, for flux R encode
+	R              string // this node's resources, for every host
+	CronDir        string
+	Run            string // the parent of RunDir
+	RunDir         string // the broker's rundir
+	Joined         string // marker: this broker has joined the running instance (the startupProbe's check)
+	JoinHook       string // FLUX_RC_EXTRA of a worker's broker: its rc1.d/ touches Joined
+	JoinHookScript string
+	LeadReturns    string // marker: the main broker's pod is stopping alone, and the Job starts it again
+	Socket         string // the broker's local socket, -Slocal-uri and the rundir's default alike
+	StateDir       string // the broker's statedir
+	ArchiveDB      string
+	CurveDir       string
+	CurveCert      string // the certificate as flux reads it: a copy, mode 0600, owned by the broker's user
 
 	// The placeholders flux-init.sh replaces (placeholderJobName, placeholderDNSSuffix).
 	JobName, DNSSuffix string
@@ -101,22 +103,24 @@ func newPodLayout(mountPath string) podLayout {
 		Connect:      path.Join(mountPath, "flux-connect.sh"),
 		LoadFluxion:  path.Join(mountPath, "load-fluxion.sh"),
 
-		Config:       config,
-		ConfigDir:    path.Join(config, "etc/flux/config"),
-		BrokerConfig: path.Join(config, "etc/flux/config", BrokerConfigKey),
-		SystemDir:    system,
-		Hostlist:     path.Join(system, "hostlist"),
-		R:            path.Join(system, "R"),
-		CronDir:      path.Join(system, "cron.d"),
-		Run:          run,
-		RunDir:       path.Join(run, "flux"),
-		Joined:       path.Join(run, "joined"),
-		LeadReturns:  path.Join(run, "lead-returns"),
-		Socket:       path.Join(run, "flux", "local"),
-		StateDir:     state,
-		ArchiveDB:    path.Join(state, "job-archive.sqlite"),
-		CurveDir:     path.Join(config, "curve"),
-		CurveCert:    path.Join(config, "curve", CurveCertKey),
+		Config:         config,
+		ConfigDir:      path.Join(config, "etc/flux/config"),
+		BrokerConfig:   path.Join(config, "etc/flux/config", BrokerConfigKey),
+		SystemDir:      system,
+		Hostlist:       path.Join(system, "hostlist"),
+		R:              path.Join(system, "R"),
+		CronDir:        path.Join(system, "cron.d"),
+		Run:            run,
+		RunDir:         path.Join(run, "flux"),
+		Joined:         path.Join(run, "joined"),
+		JoinHook:       path.Join(run, "rc"),
+		JoinHookScript: path.Join(run, "rc", "rc1.d", "minicluster-fn-joined"),
+		LeadReturns:    path.Join(run, "lead-returns"),
+		Socket:         path.Join(run, "flux", "local"),
+		StateDir:       state,
+		ArchiveDB:      path.Join(state, "job-archive.sqlite"),
+		CurveDir:       path.Join(config, "curve"),
+		CurveCert:      path.Join(config, "curve", CurveCertKey),
 
 		JobName:   placeholderJobName,
 		DNSSuffix: placeholderDNSSuffix,

@@ -360,8 +360,9 @@ func TestEntrypointRunFollowerRejoins(t *testing.T) {
 }
 
 // flux logs nothing while a broker cannot join (e.g. different certificates): the broker script
-// says so on stderr after 30 s, and keeps waiting. Once the broker runs, it marks it joined (for
-// the startupProbe), and only then.
+// says so on stderr after 30 s, and keeps waiting. Once the broker has joined, it is marked joined
+// (for the startupProbe), and only then: a worker's by the hook its rc1 runs, the main broker's
+// by the watchdog once the instance runs.
 func TestEntrypointRunJoinWarning(t *testing.T) {
 	for _, tc := range []struct {
 		index int
@@ -372,6 +373,7 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 		{1, "none", "has not joined the main broker after 30s (broker state: not answering)"},
 		{0, "quorum", "the main broker: the instance has not started after 30s (broker state: quorum)"},
 		{1, "run", ""},
+		{0, "run", ""},
 	} {
 		t.Run(tc.state, func(t *testing.T) {
 			sb := newSandbox(t, caseNamed(t, "hello-world"))
@@ -393,7 +395,12 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 			if err := os.WriteFile(joined, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cmd := sb.command(t, WaitScriptKey(0), tc.index, "FAKE_FLUX_RUN="+run, "FAKE_FLUX_STATE="+tc.state, "PATH="+fakeBin+":/usr/bin:/bin")
+			path := fakeBin + ":/usr/bin:/bin"
+			if tc.want == "" {
+				// The real sleep: a worker's watchdog checks the marker only when its wait ends.
+				path = "/usr/bin:/bin"
+			}
+			cmd := sb.command(t, WaitScriptKey(0), tc.index, "FAKE_FLUX_RUN="+run, "FAKE_FLUX_STATE="+tc.state, "PATH="+path)
 			stderr := startToFile(t, cmd)
 			// Until the warning appears (a busy machine starts processes slowly), then stop it.
 			deadline := time.Now().Add(60 * time.Second)

@@ -100,6 +100,7 @@ else
   # Workers join the main broker. flux retries the connection by itself until the main broker
   # answers, resolving its name again each time, so one start is enough; when it fails, the
   # container fails and kubelet restarts it as spec.pod.restartPolicy says.
+  add_join_hook
   broker=(flux start -o --config "${cfg}" "${brokerOptions[@]}")
 {{- if not .Quiet}}
   shell_words "${broker[@]}"

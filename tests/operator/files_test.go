@@ -147,6 +147,8 @@ var fileRules = []fileRule{
 	fr("E-blank-lines", equivalent, `/tmp/flux-job\.batch`, `content blank lines`, nil),
 	// The marker the broker script writes once its broker runs, for the startupProbe.
 	fr("D-readiness", deliberate, `.*/config/run/joined`, `exists`, onlyOurs),
+	// A worker's broker writes that marker itself: the hook its rc1 runs (FLUX_RC_EXTRA).
+	fr("D-readiness", deliberate, `.*/config/run/rc(?:/rc1\.d(?:/minicluster-fn-joined)?)?`, `exists`, onlyOurs),
 	// A broker container with runAsUser: the operator's broker script cannot write the
 	// certificate and R into the config tree its (root) init container made; ours' init
 	// container hands those directories to the broker's user.

@@ -74,30 +74,56 @@ except OSError as e:
     sys.exit(2 if e.errno == errno.ETIMEDOUT else 1)' "$1"
 }
 
-# watch_join waits for the broker to run, then writes the marker that the startupProbe
-# (broker-ready.sh) looks for. It waits with one RPC that the broker answers when it runs, not by
-# polling: each check starts flux's Python, and a node starting many brokers at once has no CPU
-# to spare. Until the broker runs, it says every minute, from 30 s on, that it does not: flux
-# itself retries quietly forever, e.g. when the pods hold different CURVE certificates.
+# The joined marker, which the startupProbe (broker-ready.sh) looks for. A worker's broker writes
+# it itself: flux runs the rc1.d scripts of the directories in FLUX_RC_EXTRA as the last step of
+# rc1, which a worker's broker starts once it has joined its parent, and this hook there touches
+# the marker. The main broker has no parent: it has joined once the instance runs (every worker
+# is online then), which one state-machine.wait RPC tells. Nothing else polls: each flux Python
+# start costs about 0.1 s of CPU, and a node starting many brokers at once has none to spare.
+# (An rc1 of the user's own, broker.rc1_path, must run rc1.d as flux's does.)
+#
+# add_join_hook puts the hook in place for a worker's broker.
+add_join_hook() {
+  mkdir -p /mnt/flux/config/run/rc/rc1.d
+  cat > /mnt/flux/config/run/rc/rc1.d/minicluster-fn-joined <<'JOINED'
+#!/bin/sh
+# rc1.d hook of minicluster-fn: this worker's broker has joined the instance.
+touch /mnt/flux/config/run/joined || true
+JOINED
+  chmod 0755 /mnt/flux/config/run/rc/rc1.d/minicluster-fn-joined
+  export FLUX_RC_EXTRA="${FLUX_RC_EXTRA:+${FLUX_RC_EXTRA}:}"/mnt/flux/config/run/rc
+}
+
+# watch_join marks the main broker joined once it runs. Until a broker has joined, it says every
+# minute, from 30 s on, that it has not: flux itself retries quietly forever, e.g. when the pods
+# hold different CURVE certificates.
 watch_join() {
   local waited=0 next=30 state status
   while :; do
-    status=0
-    broker_wait_run "$((next - waited))" 2> /dev/null || status=$?
-    case "${status}" in
-      0)
-        touch /mnt/flux/config/run/joined
+    if [[ "${index}" == "0" ]]; then
+      status=0
+      broker_wait_run "$((next - waited))" 2> /dev/null || status=$?
+      case "${status}" in
+        0)
+          touch /mnt/flux/config/run/joined
+          return 0
+          ;;
+        2) waited=${next} ;;
+        *)
+          # The broker does not listen yet: ask again in a second.
+          sleep 1
+          waited=$((waited + 1))
+          ;;
+      esac
+      if ((waited < next)); then
+        continue
+      fi
+    else
+      sleep "$((next - waited))"
+      waited=${next}
+      if [[ -e /mnt/flux/config/run/joined ]]; then
         return 0
-        ;;
-      2) waited=${next} ;;
-      *)
-        # The broker does not listen yet: ask again in a second.
-        sleep 1
-        waited=$((waited + 1))
-        ;;
-    esac
-    if ((waited < next)); then
-      continue
+      fi
     fi
     next=$((waited + 60))
     state="$(broker_state 2> /dev/null)" || state="not answering"
@@ -283,6 +309,7 @@ else
   # Workers join the main broker. flux retries the connection by itself until the main broker
   # answers, resolving its name again each time, so one start is enough; when it fails, the
   # container fails and kubelet restarts it as spec.pod.restartPolicy says.
+  add_join_hook
   broker=(flux start -o --config "${cfg}" "${brokerOptions[@]}")
   shell_words "${broker[@]}"
   retval=0
