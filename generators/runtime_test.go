@@ -301,7 +301,7 @@ func TestEntrypointReadyScript(t *testing.T) {
 	sb.run(t, InitScriptKey, 1)
 	joined := newPodLayout(sb.mc.Spec.Flux.Container.MountPath).Joined
 	res := sb.runStatus(t, ReadyScriptKey, 1)
-	if want := "not joined yet: the broker has not reached state run (after 30 s, its log says why)"; res.code != 1 || strings.TrimSpace(res.output) != want {
+	if want := "not joined yet: the broker has not joined the instance (after 30 s, its log says why)"; res.code != 1 || strings.TrimSpace(res.output) != want {
 		t.Errorf("without the marker: exit %d, output %q; want 1, %q", res.code, res.output, want)
 	}
 	if err := os.WriteFile(joined, nil, 0o644); err != nil {
