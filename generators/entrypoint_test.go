@@ -760,8 +760,8 @@ func newSandbox(t *testing.T, c entrypointCase) *sandbox {
 	// and the state-machine.get one-liner prints it;
 	// start and broker run, as flux's rc1 does, the rc1.d scripts of FLUX_RC_EXTRA when the
 	// broker joins (FAKE_FLUX_STATE run, the default), then run FAKE_FLUX_RUN seconds, or until
-	// SIGTERM, which they log; the first of them to end touches FAKE_FLUX_LEAD_RETURNS, if set (the main broker's message, in
-	// flux exec, that it comes back).
+	// SIGTERM, which they log; the first of them to end touches FAKE_FLUX_LEAD_RETURNS, if set
+	// (the main broker's message, in flux exec, that it comes back).
 	write("views/._view/h4sh/bin/flux", `#!/bin/bash
 if [[ "$1" == python ]]; then
   state="${FAKE_FLUX_STATE:-run}"

@@ -68,7 +68,7 @@ type podLayout struct {
 	RunDir         string // the broker's rundir
 	Joined         string // marker: this broker has joined the running instance (the startupProbe's check)
 	JoinHook       string // FLUX_RC_EXTRA of a worker's broker: its rc1.d/ touches Joined
-	JoinHookScript string
+	JoinHookScript string // the hook: <JoinHook>/rc1.d/<name>, as flux's rc1 looks for it
 	LeadReturns    string // marker: the main broker's pod is stopping alone, and the Job starts it again
 	Socket         string // the broker's local socket, -Slocal-uri and the rundir's default alike
 	StateDir       string // the broker's statedir

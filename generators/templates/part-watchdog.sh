@@ -12,13 +12,14 @@
 #
 # add_join_hook puts the hook in place for a worker's broker.
 add_join_hook() {
-  mkdir -p {{shq (print .Pod.JoinHook "/rc1.d")}}
-  cat > {{shq .Pod.JoinHookScript}} <<'JOINED'
+  local hook={{shq .Pod.JoinHookScript}}
+  mkdir -p "${hook%/*}"
+  cat > "${hook}" <<'JOINED'
 #!/bin/sh
 # rc1.d hook of minicluster-fn: this worker's broker has joined the instance.
 touch {{shq .Pod.Joined}} || true
 JOINED
-  chmod 0755 {{shq .Pod.JoinHookScript}}
+  chmod 0755 "${hook}"
   export FLUX_RC_EXTRA="${FLUX_RC_EXTRA:+${FLUX_RC_EXTRA}:}"{{shq .Pod.JoinHook}}
 }
 

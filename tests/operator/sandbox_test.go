@@ -345,6 +345,9 @@ func startCall(calls [][]string) []string {
 
 var hookMarker = regexp.MustCompile(`HOOK-[A-Za-z]+`)
 
+// joinHookEntry is the FLUX_RC_EXTRA entry of a worker's join hook (generators' podLayout.JoinHook).
+var joinHookEntry = regexp.MustCompile(`^/\S*/config/run/rc$`)
+
 func compareRuns(t *testing.T, counts map[string]int, index int, name, job string, op, ours sandboxRun) {
 	t.Helper()
 	if strings.Contains(ours.output, testSecretKey) {
@@ -392,11 +395,17 @@ func compareRuns(t *testing.T, counts map[string]int, index int, name, job strin
 			opValue = strings.TrimPrefix(opValue, ":")
 			counts["F-pythonpath-cwd"]++
 		}
-		if added, ok := strings.CutPrefix(ours.startEnv[k], opValue); k == "FLUX_RC_EXTRA" && index != 0 && ok &&
-			regexp.MustCompile(`^:?/\S*/config/run/rc$`).MatchString(added) && (opValue == "") == !strings.HasPrefix(added, ":") {
-			// D-readiness: a worker's broker also runs the hook that marks it joined.
-			opValue = ours.startEnv[k]
-			counts["D-readiness"]++
+		if k == "FLUX_RC_EXTRA" && index != 0 {
+			// D-readiness: a worker's broker also runs the hook that marks it joined, the last
+			// entry, after the operator's value and a colon (if it has one).
+			before := opValue
+			if before != "" {
+				before += ":"
+			}
+			if hook, ok := strings.CutPrefix(ours.startEnv[k], before); ok && joinHookEntry.MatchString(hook) {
+				opValue = ours.startEnv[k]
+				counts["D-readiness"]++
+			}
 		}
 		if opValue != ours.startEnv[k] {
 			t.Errorf("rank %d: %s at flux start: operator %q, ours %q", index, k, op.startEnv[k], ours.startEnv[k])

@@ -84,13 +84,14 @@ except OSError as e:
 #
 # add_join_hook puts the hook in place for a worker's broker.
 add_join_hook() {
-  mkdir -p /mnt/flux/config/run/rc/rc1.d
-  cat > /mnt/flux/config/run/rc/rc1.d/minicluster-fn-joined <<'JOINED'
+  local hook=/mnt/flux/config/run/rc/rc1.d/minicluster-fn-joined
+  mkdir -p "${hook%/*}"
+  cat > "${hook}" <<'JOINED'
 #!/bin/sh
 # rc1.d hook of minicluster-fn: this worker's broker has joined the instance.
 touch /mnt/flux/config/run/joined || true
 JOINED
-  chmod 0755 /mnt/flux/config/run/rc/rc1.d/minicluster-fn-joined
+  chmod 0755 "${hook}"
   export FLUX_RC_EXTRA="${FLUX_RC_EXTRA:+${FLUX_RC_EXTRA}:}"/mnt/flux/config/run/rc
 }
 
