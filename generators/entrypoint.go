@@ -128,7 +128,7 @@ func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error
 	}
 	data[InitScriptKey] = out
 
-	if out, err = render("ready.sh", common); err != nil {
+	if out, err = render("ready.sh", readyData{Pod: common.Pod, Wait: int(readyCheckWait.Seconds())}); err != nil {
 		return nil, err
 	}
 	data[ReadyScriptKey] = out
@@ -181,6 +181,12 @@ type hook struct{ Name, Code, Redirect string }
 
 // heredoc is a file written verbatim by a quoted here-document.
 type heredoc struct{ Path, Body, Delimiter string }
+
+// readyData is what broker-ready.sh needs: the marker's path and how long one check waits for it.
+type readyData struct {
+	Pod  podLayout
+	Wait int // seconds
+}
 
 type initData struct {
 	scriptCommon

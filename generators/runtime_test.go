@@ -295,18 +295,41 @@ func TestEntrypointRunForwardsSIGTERM(t *testing.T) {
 }
 
 // broker-ready.sh: Ready exactly when the broker script has marked its broker joined (the
-// marker TestEntrypointRunJoinWarning shows it writes once the broker runs).
+// marker TestEntrypointRunJoinWarning shows it writes once the broker runs). One check waits for
+// the marker up to readyCheckWait, and succeeds as soon as it appears.
 func TestEntrypointReadyScript(t *testing.T) {
 	sb := newSandbox(t, caseNamed(t, "hello-world"))
 	sb.run(t, InitScriptKey, 1)
 	joined := newPodLayout(sb.mc.Spec.Flux.Container.MountPath).Joined
+	start := time.Now()
 	res := sb.runStatus(t, ReadyScriptKey, 1)
-	if want := "not joined yet: the broker has not joined the instance (after 30 s, its log says why)"; res.code != 1 || strings.TrimSpace(res.output) != want {
+	waited := time.Since(start)
+	if want := "not joined yet: the broker has not joined the instance in the 10 s this check waited (after 30 s, its log says why)"; res.code != 1 || strings.TrimSpace(res.output) != want {
 		t.Errorf("without the marker: exit %d, output %q; want 1, %q", res.code, res.output, want)
 	}
+	if waited < readyCheckWait-time.Second {
+		t.Errorf("without the marker the check failed after %s; want it to wait about %s", waited, readyCheckWait)
+	}
+
+	// The marker appears while a check waits: the check succeeds then, not at its end.
+	check := sb.command(t, ReadyScriptKey, 1)
+	var out bytes.Buffer
+	check.Stdout, check.Stderr = &out, &out
+	if err := check.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	marked := time.Now()
 	if err := os.WriteFile(joined, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := check.Wait(); err != nil || out.Len() != 0 {
+		t.Errorf("marker written during the check: %v, output %q; want success and no output", err, out.String())
+	}
+	if after := time.Since(marked); after > readyCheckWait/2 {
+		t.Errorf("the check ended %s after the marker appeared; want it to end as soon as it sees it", after)
+	}
+
 	if res := sb.runStatus(t, ReadyScriptKey, 1); res.code != 0 || res.output != "" {
 		t.Errorf("with the marker: exit %d, output %q; want 0 and no output", res.code, res.output)
 	}
@@ -323,6 +346,10 @@ func TestEntrypointReadyScript(t *testing.T) {
 		// A broker that cannot join must stay unready, not be restarted by its startupProbe.
 		if p := c.StartupProbe; p != nil && p.FailureThreshold != math.MaxInt32 {
 			t.Errorf("container %s: startupProbe gives up after %d failures", c.Name, p.FailureThreshold)
+		}
+		// The kubelet must not cut a check short, and starts the next one as soon as one ends.
+		if p := c.StartupProbe; p != nil && (time.Duration(p.TimeoutSeconds)*time.Second <= readyCheckWait || time.Duration(p.PeriodSeconds)*time.Second >= readyCheckWait) {
+			t.Errorf("container %s: startupProbe timeout %d s and period %d s; want the timeout longer and the period shorter than a check's wait (%s)", c.Name, p.TimeoutSeconds, p.PeriodSeconds, readyCheckWait)
 		}
 	}
 }
