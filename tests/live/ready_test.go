@@ -37,7 +37,7 @@ func TestReadyMeansJoined(t *testing.T) {
 	}
 	certificate(t, ns, instance)
 	running := brokersRunning(t, ns, instance, 2, runningLimit)
-	// Several probe periods (3 s) with both brokers up but not joined.
+	// Two of the probe's checks (each waits 10 s) with both brokers up but not joined.
 	const notJoined = 20 * time.Second
 	time.Sleep(notJoined)
 	for _, p := range pods(t, ns, selector(instance, "broker")) {

@@ -22,8 +22,8 @@ import (
 // --server-side, once per iteration (-benchtime=Nx: N runs), and reports when each step of its
 // start was first seen, from apply: the keygen pod started, the certificate Secret present, every
 // broker pod's init container started (its volumes, the certificate among them, are mounted), all 4
-// broker containers running, all 4 pods Ready (the startupProbe, then the readinessProbe: the broker
-// has joined; probed every 3 s until then), rank 0's command output (its log line's timestamp; the
+// broker containers running, all 4 pods Ready (the startupProbe: the broker has joined; a check waits
+// for that up to 10 s, looking every 0.1 s), rank 0's command output (its log line's timestamp; the
 // command runs once all 4 have joined), and the Job Complete. The times are when a watch of the API
 // server delivered the change (milliseconds), not polls.
 //
