@@ -173,11 +173,10 @@ const readyCheckWait = 10 * time.Second
 // One check waits up to readyCheckWait for the marker, looking every 0.1 s, and the next starts as
 // soon as one ends (a period of 1 s, shorter than a check). So a pod is Ready within about 0.1 s
 // of its broker joining, and a broker still starting costs one exec (a runc exec, about 20 ms of
-// CPU) and at most one failure event per readyCheckWait. The probe before tested the marker once
-// every 3 s: pods became Ready 0-3 s after they joined, and every failed check was an exec and an
-// event. On the 2-core live node, 3 interleaved rounds of 32-broker hello-world had rank 0's output
-// at 14.9, 13.8 and 14.6 s with this probe against 15.2, 15.9 and 15.8 s with that one, the Job
-// complete at 20.0-21.1 s against 23.5-23.7 s, and 64-70 failure events against none.
+// CPU) and at most one failure event per readyCheckWait. A check every 3 s that tested the marker
+// once made pods Ready 0-3 s after they joined and cost an exec and an event per failed check; on
+// the 2-core live node, 32-broker runs were about 1 s slower to rank 0's output and 2.5 s slower to
+// Job complete with it (docs/benchmarks.md, "What changed our times").
 //
 // There is deliberately no readinessProbe. The kubelet (1.36) runs a readinessProbe's first check
 // on that probe's own ticker, not when the startupProbe succeeds (its immediate trigger reads the
