@@ -68,7 +68,7 @@ const (
 )
 
 // The keys of the entrypoint ConfigMap (its files in the pods, under EntrypointMountPath) and of
-// the certificate, and the volumes' names.
+// the certificate, the volumes' names, and the variable that carries the certificate.
 const (
 	CurveCertKey     = curve.FileName
 	InitScriptKey    = "flux-init.sh"
@@ -76,7 +76,7 @@ const (
 	ReadyScriptKey   = "broker-ready.sh"
 	volumeHome       = v1alpha2.VolumeHome
 	volumeEntrypoint = v1alpha2.VolumeEntrypoint
-	volumeCurve      = v1alpha2.VolumeCurve
+	envCurveCert     = v1alpha2.EnvCurveCert
 )
 
 // WaitScriptKey is the entrypoint ConfigMap key of the broker script of containers[i].
