@@ -158,7 +158,7 @@ func kustomization(name, dir string, clusters []MiniCluster, o Options) (*kustom
 			notes = append(notes, "MiniCluster "+mc.Name+": broker Job "+mc.BrokerJob+" is not health-checked: directory "+dir+
 				" also holds "+strings.Join(persistent, ", ")+", whose broker Job never completes; render each MiniCluster file into its own directory (render.sh does)"+see)
 		}
-		// The certificate the brokers read: it exists once the keygen Job has run (whose own name
+		// The certificate the brokers mount: it exists once the keygen Job has run (whose own name
 		// is a hash), and without it kubelet never starts the brokers. This also catches a missing
 		// user Secret, or a certificate deleted after the keygen Job ran.
 		if mc.Curve != "" {

@@ -30,7 +30,7 @@ type MiniCluster struct {
 	// KeygenJob creates the CURVE certificate; empty when the certificate is given
 	// (spec.flux.curveCert or the curve-secret option).
 	KeygenJob string
-	// Curve is the ConfigMap or Secret with the certificate that the broker containers read.
+	// Curve is the ConfigMap or Secret with the certificate that the broker pods mount.
 	CurveKind, Curve string
 	// Service is the headless Service the broker pods register in.
 	Service string
@@ -313,15 +313,12 @@ func newMiniCluster(root, name string, objs []generatedObject) (MiniCluster, []e
 	}
 	pod := broker.Spec.Template.Spec
 	mc.BrokerJob, mc.Service = broker.Name, pod.Subdomain
-	for _, c := range pod.Containers {
-		for _, e := range c.Env {
-			switch {
-			case e.Name != v1alpha2.EnvCurveCert || e.ValueFrom == nil:
-			case e.ValueFrom.ConfigMapKeyRef != nil:
-				mc.CurveKind, mc.Curve = "ConfigMap", e.ValueFrom.ConfigMapKeyRef.Name
-			case e.ValueFrom.SecretKeyRef != nil:
-				mc.CurveKind, mc.Curve = "Secret", e.ValueFrom.SecretKeyRef.Name
-			}
+	for _, v := range pod.Volumes {
+		switch {
+		case v.Name == v1alpha2.VolumeCurve && v.ConfigMap != nil:
+			mc.CurveKind, mc.Curve = "ConfigMap", v.ConfigMap.Name
+		case v.Name == v1alpha2.VolumeCurve && v.Secret != nil:
+			mc.CurveKind, mc.Curve = "Secret", v.Secret.SecretName
 		}
 	}
 	return mc, problems

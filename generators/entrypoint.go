@@ -26,8 +26,7 @@ import (
 //   - flux-init.sh writes the broker config [BrokerConfig], the hostlist [Hostlist], the view
 //     [View, ViewSoftware] and the marker [InitDone].
 //   - broker-ready.sh (the broker container's startupProbe) tests the joined marker [Joined].
-//   - wait-<i>.sh writes the certificate (0600) [CurveCert] from the variable envCurveCert, which
-//     it unsets before anything else runs, the resources [R], the helper scripts
+//   - wait-<i>.sh writes the certificate (0600) [CurveCert], the resources [R], the helper scripts
 //     [ViewEnv, Connect, LoadFluxion] and the markers [BrokerDone; Joined, once the broker's
 //     local socket [Socket] says it runs].
 //
@@ -204,8 +203,6 @@ type waitData struct {
 	Index int
 	Key   string
 	Timed bool
-	// CurveEnv is the variable the certificate comes in (curveEnv), from the key CurveKey.
-	CurveEnv, CurveKey string
 	// Command is the effective command: containers[i].command, or the commands.script runner.
 	Command   string
 	Script    *heredoc
@@ -387,8 +384,6 @@ func newWaitData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) waitData 
 		Index:           i,
 		Key:             WaitScriptKey(i),
 		Timed:           s.Logging.Timed,
-		CurveEnv:        envCurveCert,
-		CurveKey:        CurveCertKey,
 		Command:         c.Command,
 		OutputDir:       c.Logs,
 		Interactive:     s.Interactive,

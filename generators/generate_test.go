@@ -219,8 +219,7 @@ spec:
 	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
 		env = append(env, e.Name)
 	}
-	// environment sorted, then secrets sorted, then the certificate.
-	if !slices.IsSorted(env[:5]) || !slices.Equal(env[5:], []string{"S1", "S2", envCurveCert}) {
+	if !slices.IsSorted(env[:5]) || !slices.Equal(env[5:], []string{"S1", "S2"}) {
 		t.Errorf("env not sorted: %v", env)
 	}
 }
@@ -289,11 +288,8 @@ spec:
 	if !has(pod.Containers[1], "www") || has(pod.Containers[1], "data") {
 		t.Error("sidecar mounts: want www, not data")
 	}
-	if slices.ContainsFunc(pod.Containers[1].Env, func(e corev1.EnvVar) bool { return e.Name == envCurveCert }) {
-		t.Error("only the broker container gets the certificate")
-	}
-	if slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Secret != nil || v.ConfigMap != nil && v.Name != volumeEntrypoint }) {
-		t.Errorf("the pod mounts a Secret or a ConfigMap besides the scripts (the certificate gates only the broker container): %s", toJSON(t, pod.Volumes))
+	if has(pod.Containers[1], volumeCurve) {
+		t.Error("only the broker container mounts the certificate")
 	}
 }
 
@@ -420,26 +416,16 @@ func TestCurveSources(t *testing.T) {
 	withKind := func(doc, kind string) string {
 		return strings.Replace(doc, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/curve-kind: "+kind, 1)
 	}
-	// curveRef is where the broker container's certificate variable comes from: the key curve.cert
-	// of a Secret or a ConfigMap, never optional.
-	type curveRef struct{ kind, name string }
-	curveFrom := func(t *testing.T, objs []Object) curveRef {
+	// curveVolume is the broker pods' certificate volume, which must give the file mode 0400.
+	curveVolume := func(t *testing.T, objs []Object) corev1.Volume {
 		t.Helper()
-		for _, e := range brokerJobOf(t, objs).Spec.Template.Spec.Containers[0].Env {
-			switch {
-			case e.Name != envCurveCert:
-			case e.ValueFrom == nil:
-				t.Fatalf("%s is a value, not a reference", envCurveCert)
-			case e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Key == CurveCertKey && e.ValueFrom.SecretKeyRef.Optional == nil:
-				return curveRef{"Secret", e.ValueFrom.SecretKeyRef.Name}
-			case e.ValueFrom.ConfigMapKeyRef != nil && e.ValueFrom.ConfigMapKeyRef.Key == CurveCertKey && e.ValueFrom.ConfigMapKeyRef.Optional == nil:
-				return curveRef{"ConfigMap", e.ValueFrom.ConfigMapKeyRef.Name}
-			default:
-				t.Fatalf("%s: %s", envCurveCert, toJSON(t, e))
+		for _, v := range brokerJobOf(t, objs).Spec.Template.Spec.Volumes {
+			if v.Name == volumeCurve {
+				return v
 			}
 		}
-		t.Fatalf("the broker container has no %s", envCurveCert)
-		return curveRef{}
+		t.Fatal("no certificate volume")
+		return corev1.Volume{}
 	}
 	keygenRuns := func(objs []Object) bool { return len(find[*rbacv1.Role](objs, nil)) == 1 }
 	secretNamed := func(name string) func(*corev1.Secret) bool {
@@ -451,14 +437,16 @@ func TestCurveSources(t *testing.T) {
 
 	t.Run("keygen, Secret by default", func(t *testing.T) {
 		objs, _ := generate(t, helloWorld)
-		if r := curveFrom(t, objs); !keygenRuns(objs) || r != (curveRef{"Secret", "flux-sample"}) {
-			t.Errorf("keygen objects %v, certificate from %v; want the keygen Job and Secret flux-sample", keygenRuns(objs), r)
+		v := curveVolume(t, objs)
+		if !keygenRuns(objs) || v.Secret == nil || v.Secret.SecretName != "flux-sample" || *v.Secret.DefaultMode != 0o400 || *v.Secret.Items[0].Mode != 0o400 {
+			t.Errorf("keygen objects %v, curve volume %s; want the keygen Job and Secret flux-sample, mode 0400", keygenRuns(objs), toJSON(t, v))
 		}
 	})
 	t.Run("keygen, ConfigMap", func(t *testing.T) {
 		objs, _ := generate(t, withKind(helloWorld, "ConfigMap"))
-		if r := curveFrom(t, objs); !keygenRuns(objs) || r != (curveRef{"ConfigMap", "flux-sample"}) {
-			t.Errorf("keygen objects %v, certificate from %v; want the keygen Job and ConfigMap flux-sample", keygenRuns(objs), r)
+		v := curveVolume(t, objs)
+		if !keygenRuns(objs) || v.ConfigMap == nil || v.ConfigMap.Name != "flux-sample" || *v.ConfigMap.DefaultMode != 0o400 || *v.ConfigMap.Items[0].Mode != 0o400 {
+			t.Errorf("keygen objects %v, curve volume %s; want the keygen Job and ConfigMap flux-sample, mode 0400", keygenRuns(objs), toJSON(t, v))
 		}
 	})
 	t.Run("inline, Secret by default", func(t *testing.T) {
@@ -468,8 +456,8 @@ func TestCurveSources(t *testing.T) {
 			!strings.Contains(string(secrets[0].Data[CurveCertKey]), `name = "x"`) || len(find(objs, configMapNamed("flux-sample"))) != 0 {
 			t.Errorf("want the inline certificate in Secret flux-sample only, got %s", toJSON(t, secrets))
 		}
-		if r := curveFrom(t, objs); r != (curveRef{"Secret", "flux-sample"}) {
-			t.Errorf("certificate from %v, want Secret flux-sample", r)
+		if v := curveVolume(t, objs); v.Secret == nil || v.Secret.SecretName != "flux-sample" {
+			t.Errorf("curve volume %s, want Secret flux-sample", toJSON(t, v))
 		}
 	})
 	t.Run("inline, ConfigMap", func(t *testing.T) {
@@ -478,8 +466,8 @@ func TestCurveSources(t *testing.T) {
 		if keygenRuns(objs) || len(cms) != 1 || !strings.Contains(cms[0].Data[CurveCertKey], `name = "x"`) || len(find(objs, secretNamed("flux-sample"))) != 0 {
 			t.Errorf("want the inline certificate in ConfigMap flux-sample only, got %s", toJSON(t, cms))
 		}
-		if r := curveFrom(t, objs); r != (curveRef{"ConfigMap", "flux-sample"}) {
-			t.Errorf("certificate from %v, want ConfigMap flux-sample", r)
+		if v := curveVolume(t, objs); v.ConfigMap == nil || v.ConfigMap.Name != "flux-sample" {
+			t.Errorf("curve volume %s, want ConfigMap flux-sample", toJSON(t, v))
 		}
 	})
 	t.Run("the user's Secret", func(t *testing.T) {
@@ -488,8 +476,8 @@ func TestCurveSources(t *testing.T) {
 		if keygenRuns(objs) || len(find(objs, configMapNamed("flux-sample"))) != 0 || len(find(objs, secretNamed("flux-sample"))) != 0 {
 			t.Error("a referenced Secret needs no keygen objects and no certificate object")
 		}
-		if r := curveFrom(t, objs); r != (curveRef{"Secret", "my-cert"}) {
-			t.Errorf("certificate from %v, want Secret my-cert", r)
+		if v := curveVolume(t, objs); v.Secret == nil || v.Secret.SecretName != "my-cert" || *v.Secret.Items[0].Mode != 0o400 {
+			t.Errorf("curve volume: %s", toJSON(t, v))
 		}
 	})
 }

@@ -68,7 +68,7 @@ func brokerPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names)
 	spec.InitContainers = []corev1.Container{viewContainer(mc)}
 	spec.Volumes = append(fluxVolumes(mc, opts, n), userVolumes(s.Containers)...)
 	for i, c := range s.Containers {
-		spec.Containers = append(spec.Containers, appContainer(mc, opts, n, i, c))
+		spec.Containers = append(spec.Containers, appContainer(mc, i, c))
 	}
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: copyInto(nil, s.Pod.Annotations)},
@@ -121,7 +121,7 @@ func viewContainer(mc *v1alpha2.MiniCluster) corev1.Container {
 }
 
 // appContainer is containers[i] of the broker pod: the broker (runFlux) or a sidecar.
-func appContainer(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names, i int, mcc v1alpha2.MiniClusterContainer) corev1.Container {
+func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterContainer) corev1.Container {
 	fc := &mc.Spec.Flux.Container
 	c := corev1.Container{
 		Name:            mcc.Name,
@@ -150,7 +150,7 @@ func appContainer(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names, i in
 	case mcc.RunFlux:
 		c.Name = mc.Name // as the operator does: logs are read with -c <MiniCluster name>
 		c.Command = []string{"/bin/bash", entrypointFile(WaitScriptKey(i))}
-		c.Env = append(c.Env, curveEnv(opts, n))
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volumeCurve, MountPath: CurveMountPath, ReadOnly: true})
 		c.StartupProbe = brokerStartupProbe()
 	case !mcc.NoWrapEntrypoint:
 		c.Command = []string{"/bin/bash", entrypointFile(StartScriptKey(i))}

@@ -8,6 +8,7 @@ import "path"
 // The volumes' mount points, and other fixed paths.
 const (
 	EntrypointMountPath = "/flux_operator" // the entrypoint ConfigMap's keys are its files
+	CurveMountPath      = "/flux_operator_curve"
 	softwareMountPath   = "/opt/software"
 	viewSoftwareDir     = "software" // in the view volume: the view image's /opt/software
 	homeMountPath       = "/home/flux-operator"
@@ -34,8 +35,9 @@ func entrypointFile(key string) string { return EntrypointMountPath + "/" + key 
 // flux.container.mountPath (Base), which the init container fills and every container mounts.
 // All paths are absolute.
 type podLayout struct {
-	// The entrypoint ConfigMap's files, and the fixed mounts.
+	// The entrypoint ConfigMap's and the certificate's files, and the fixed mounts.
 	BrokerConfigSource string // the mounted broker.toml template (or flux.brokerConfig verbatim)
+	CurveSource        string // the mounted certificate: owned by root, mode 0400 (0440 with fsGroup)
 	Home               string // HOME of a broker whose image gives it none
 	// Software is the view image's software; the other containers mount ViewSoftware there,
 	// where the view's links point.
@@ -72,7 +74,7 @@ type podLayout struct {
 	StateDir       string // the broker's statedir
 	ArchiveDB      string
 	CurveDir       string
-	CurveCert      string // the certificate as flux reads it: mode 0600, owned by the broker's user
+	CurveCert      string // the certificate as flux reads it: a copy, mode 0600, owned by the broker's user
 
 	// The placeholders flux-init.sh replaces (placeholderJobName, placeholderDNSSuffix).
 	JobName, DNSSuffix string
@@ -85,6 +87,7 @@ func newPodLayout(mountPath string) podLayout {
 	state := path.Join(config, "var/lib/flux")
 	return podLayout{
 		BrokerConfigSource: entrypointFile(BrokerConfigKey),
+		CurveSource:        CurveMountPath + "/" + CurveCertKey,
 		Home:               homeMountPath,
 		Software:           softwareMountPath,
 		ViewImage:          viewImageLink,

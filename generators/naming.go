@@ -68,7 +68,7 @@ const (
 )
 
 // The keys of the entrypoint ConfigMap (its files in the pods, under EntrypointMountPath) and of
-// the certificate, the volumes' names, and the variable that carries the certificate.
+// the certificate, and the volumes' names.
 const (
 	CurveCertKey     = curve.FileName
 	InitScriptKey    = "flux-init.sh"
@@ -76,7 +76,7 @@ const (
 	ReadyScriptKey   = "broker-ready.sh"
 	volumeHome       = v1alpha2.VolumeHome
 	volumeEntrypoint = v1alpha2.VolumeEntrypoint
-	envCurveCert     = v1alpha2.EnvCurveCert
+	volumeCurve      = v1alpha2.VolumeCurve
 )
 
 // WaitScriptKey is the entrypoint ConfigMap key of the broker script of containers[i].

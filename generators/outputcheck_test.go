@@ -216,7 +216,7 @@ spec:
 // finding the checks must report for each; render warns about them.
 var brokenInputs = map[string]string{
 	// Its brokerConfig points curve_cert at /mnt/flux/view/curve/curve.cert, where neither the
-	// operator nor we put the certificate.
+	// operator nor we put the certificate (both mount it under /flux_operator_curve).
 	"corpus/tests/custom-config/minicluster.yaml": "bootstrap.curve_cert is",
 	"entrypoint/custom-config":                    "bootstrap.curve_cert is", // the same brokerConfig
 	// With a lead broker, the host list is the operator's (its generateHostlist): rank 0

@@ -95,7 +95,7 @@ func TestBrokerOwner(t *testing.T) {
 // nonRootSandbox is hello-world with a non-root pod (a config tree the broker could not write broke
 // real brokers there): fsGroup 1000 and, when
 // runAsUser, the broker container as 1000:1000. Its directories are as kubelet makes a pod's:
-// the emptyDir volumes mode 0777.
+// the emptyDir volumes mode 0777, the certificate 0440 and group fsGroup.
 func nonRootSandbox(t *testing.T, runAsUser bool) *sandbox {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -125,6 +125,13 @@ func nonRootSandbox(t *testing.T, runAsUser bool) *sandbox {
 		if err := os.Chmod(p, 0o777|os.ModeSticky); err != nil {
 			t.Fatal(err)
 		}
+	}
+	cert := filepath.Join(sb.dir, "curve/curve.cert")
+	if err := os.Chown(cert, 0, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cert, 0o440); err != nil {
+		t.Fatal(err)
 	}
 	return sb
 }
@@ -176,6 +183,22 @@ func TestEntrypointRunNonRootBroker(t *testing.T) {
 		}
 		if strings.Contains(res.stderr, "fsGroup") {
 			t.Errorf("the message blames fsGroup, which is set:\n%s", res.stderr)
+		}
+	})
+	t.Run("no fsGroup: the certificate is unreadable", func(t *testing.T) {
+		sb := nonRootSandbox(t, true)
+		cert := filepath.Join(sb.dir, "curve/curve.cert")
+		if err := os.Chown(cert, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(cert, 0o400); err != nil {
+			t.Fatal(err)
+		}
+		sb.run(t, InitScriptKey, 1)
+		res := runCommand(t, asUser1000(sb.command(t, WaitScriptKey(0), 1)))
+		if res.code == 0 || !strings.Contains(res.stderr, "cannot read the mounted CURVE certificate as user 1000") ||
+			!strings.Contains(res.stderr, "fsGroup") {
+			t.Errorf("exit %d, want a failure naming fsGroup:\n%s", res.code, res.output)
 		}
 	})
 }

@@ -13,12 +13,14 @@ import (
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
 
-// scriptMode is the file mode of the mounted scripts: they are run with /bin/bash, they need not be
-// executable.
-const scriptMode = int32(0o644)
+// File modes of mounted ConfigMap/Secret items.
+const (
+	scriptMode = int32(0o644) // scripts are run with /bin/bash, they need not be executable
+	curveMode  = int32(0o400) // Flux rejects a certificate readable by group/other
+)
 
 // fluxVolumes are the volumes every broker pod has: the view (with the view image's /opt/software),
-// scratch space and the scripts. The certificate is not one of them (curveEnv).
+// scratch space, the scripts and the certificate.
 func fluxVolumes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) []corev1.Volume {
 	vols := []corev1.Volume{
 		{Name: volumeHome, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
@@ -27,6 +29,7 @@ func fluxVolumes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) []cor
 			LocalObjectReference: corev1.LocalObjectReference{Name: n.EntrypointConfigMap},
 			DefaultMode:          ptr.To(scriptMode),
 		}}},
+		curveVolume(opts, n),
 	}
 	return vols
 }
@@ -67,33 +70,26 @@ func memoryLimited(mc *v1alpha2.MiniCluster) bool {
 	return false
 }
 
-// curveEnv gives the broker container the shared certificate (the key curve.cert of its Secret or
-// ConfigMap) in the variable envCurveCert, which the broker script writes to the file flux reads
-// and then unsets. The reference is never optional: kubelet does not create the broker container
-// until the object exists, so one apply converges in any tool.
-//
-// Not a volume, because a volume gates the whole pod: kubelet mounts every volume before it
-// creates the pod's sandbox, so the sandbox, the init container and its copy of the view all
-// waited for the keygen pod, and at 4 brokers that pod's start was most of the way to the
-// certificate. An env reference gates only the container that reads it, which the init container
-// precedes anyway (docs/benchmarks.md). The price is the late case: a broker container created
-// before its certificate exists fails with CreateContainerConfigError, and kubelet tries again on
-// its pod worker's back-off (10-15 s) instead of the volume's doubling back-off from 0.5 s.
-func curveEnv(opts v1alpha2.Options, n names) corev1.EnvVar {
-	ref := func(name string) corev1.EnvVar {
-		return corev1.EnvVar{Name: envCurveCert, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: CurveCertKey,
+// curveVolume mounts the shared certificate. It is never optional: kubelet keeps the pods waiting
+// until the keygen Job has created it, so one apply converges in any tool. Only the key curve.cert
+// is projected, whatever else the object holds. Secret and ConfigMap volumes set the file's mode
+// and group (fsGroup) the same way, so the broker sees the same file from either.
+func curveVolume(opts v1alpha2.Options, n names) corev1.Volume {
+	items := []corev1.KeyToPath{{Key: CurveCertKey, Path: CurveCertKey, Mode: ptr.To(curveMode)}}
+	secret := func(name string) corev1.Volume {
+		return corev1.Volume{Name: volumeCurve, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: name, Items: items, DefaultMode: ptr.To(curveMode),
 		}}}
 	}
 	switch {
 	case opts.CurveSecret != "":
-		return ref(opts.CurveSecret)
+		return secret(opts.CurveSecret)
 	case opts.CurveKind == v1alpha2.CurveKindConfigMap:
-		return corev1.EnvVar{Name: envCurveCert, ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: n.Curve}, Key: CurveCertKey,
+		return corev1.Volume{Name: volumeCurve, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: n.Curve}, Items: items, DefaultMode: ptr.To(curveMode),
 		}}}
 	}
-	return ref(n.Curve)
+	return secret(n.Curve)
 }
 
 // userVolumes are the pod volumes for containers' `volumes`, one per key, sorted by key. The

@@ -126,7 +126,7 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 	}
 	if opts.CurveSecret != "" && opts.CurveKind == CurveKindConfigMap {
 		errs = append(errs, field.Forbidden(base.Key(CurveKindAnnotation),
-			CurveSecretAnnotation+" gives the certificate in that Secret; it cannot also be a ConfigMap"))
+			CurveSecretAnnotation+" mounts that Secret; the certificate cannot also be a ConfigMap"))
 	}
 	return opts, errs
 }

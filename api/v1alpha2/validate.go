@@ -23,11 +23,8 @@ const (
 	VolumeSoftware   = "spack-software"
 	VolumeHome       = "flux-operator-home"
 	VolumeEntrypoint = "flux-entrypoint"
+	VolumeCurve      = "flux-curve"
 )
-
-// EnvCurveCert is the variable through which the broker container gets the CURVE certificate
-// (generators use it); containers' environment and secrets cannot take it.
-const EnvCurveCert = "MINICLUSTER_FN_CURVE_CERT"
 
 // maxIndexedJobParallelism is the largest parallelism the Kubernetes API server accepts for an
 // Indexed Job (maxParallelismForIndexedJob in k8s.io/kubernetes pkg/apis/batch/validation). The
@@ -35,8 +32,6 @@ const EnvCurveCert = "MINICLUSTER_FN_CURVE_CERT"
 // in place. (Completions have a limit of their own only with backoffLimitPerIndex, which the
 // broker Job does not set.)
 const maxIndexedJobParallelism = 100_000
-
-const reservedEnvDetail = "this variable carries the CURVE certificate into the broker container; choose another name"
 
 var indexedJobLimitDetail = fmt.Sprintf("must not exceed %d, the largest parallelism Kubernetes accepts for an Indexed Job", maxIndexedJobParallelism)
 
@@ -139,7 +134,7 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 	if len(s.Containers) == 0 {
 		errs = append(errs, field.Required(cp, "at least one container is needed"))
 	}
-	reservedVolumes := []string{VolumeSoftware, VolumeHome, VolumeEntrypoint, s.Flux.Container.Name}
+	reservedVolumes := []string{VolumeSoftware, VolumeHome, VolumeEntrypoint, VolumeCurve, s.Flux.Container.Name}
 	var runFlux []string
 	names := map[string]string{
 		s.Flux.Container.Name: "spec.flux.container.name (the flux-view init container)",
@@ -359,18 +354,12 @@ func validateContainer(c *MiniClusterContainer, p *field.Path, name string, seen
 		for _, msg := range validation.IsEnvVarName(k) {
 			errs = append(errs, field.Invalid(p.Child("environment").Key(k), k, msg))
 		}
-		if k == EnvCurveCert {
-			errs = append(errs, field.Invalid(p.Child("environment").Key(k), k, reservedEnvDetail))
-		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.Secrets)) {
 		sec := c.Secrets[k]
 		sp := p.Child("secrets").Key(k)
 		for _, msg := range validation.IsEnvVarName(k) {
 			errs = append(errs, field.Invalid(sp, k, msg))
-		}
-		if k == EnvCurveCert {
-			errs = append(errs, field.Invalid(sp, k, reservedEnvDetail))
 		}
 		if sec.Name == "" {
 			errs = append(errs, field.Required(sp.Child("name"), "the Secret to read"))

@@ -14,12 +14,6 @@ if [[ ! -x /usr/bin/time ]]; then
 fi
 {{- end}}
 
-# The CURVE certificate comes in {{.CurveEnv}}, which kubelet filled from
-# its Secret or ConfigMap. It is kept in a shell variable, not exported, and leaves the
-# environment here, before anything else runs: no hook, broker or job inherits it.
-curvetext={{printf "\"${%s-}\"" .CurveEnv}}
-unset {{.CurveEnv}}
-
 {{template "identity" .}}
 
 {{template "broker-process" .}}
@@ -46,10 +40,11 @@ echo "Hello user $(id -un 2> /dev/null || id -u)"
 {{- end}}
 
 # The CURVE certificate: flux reads it as this container's user and rejects a file that group or
-# other can read, so it is written to a file only this user can read. Never printed.
+# other can read. The mounted one is mode 0400 (0440 with the pod's fsGroup, to which kubelet gives
+# it) and owned by root, so it is copied to a file only this user can read. Never printed.
 curvepath={{shq .Pod.CurveCert}}
-if [[ -z "${curvetext}" ]]; then
-  echo "the CURVE certificate in {{.CurveEnv}} is empty: the key {{.CurveKey}} of its Secret or ConfigMap (see this container's env) holds no certificate" >&2
+if [[ ! -r {{shq .Pod.CurveSource}} ]]; then
+  echo "cannot read the mounted CURVE certificate as user $(id -u): it is mode 0400 and owned by root; set spec.pod.securityContext.fsGroup (kubelet then gives the pod's group read access) or run the broker container as root" >&2
   exit 1
 fi
 # The init container hands these directories to the broker's user when the MiniCluster sets
@@ -61,8 +56,8 @@ for dir in {{shq .Pod.CurveDir}} {{shq .Pod.RunDir}} {{shq .Pod.StateDir}} {{shq
   fi
 done
 rm -f "${curvepath}"
-(umask 077 && printf '%s' "${curvetext}" > "${curvepath}")
-unset curvetext
+(umask 077 && cp {{shq .Pod.CurveSource}} "${curvepath}")
+chmod 0600 "${curvepath}"
 
 # Resources of this node, for every host of the hostlist.
 hosts="$(< {{shq .Pod.Hostlist}})"

@@ -149,7 +149,7 @@ func TestDocsNameTheCertificateAsRendered(t *testing.T) {
 		t.Fatalf("hello-world renders %d broker Jobs and %d headless Services, want one each", len(brokers), len(headless))
 	}
 	if kind, name := curveSource(brokers[0]); kind != "Secret" || name != headless[0].Name {
-		t.Fatalf("the broker pods read the certificate from %s %q; the docs below say a Secret named after the headless Service %q", kind, name, headless[0].Name)
+		t.Fatalf("the broker pods mount the certificate from %s %q; the docs below say a Secret named after the headless Service %q", kind, name, headless[0].Name)
 	}
 	for _, doc := range []string{"README.md", "docs/generated-objects.md", "docs/differences-from-operator.md"} {
 		b, err := os.ReadFile(filepath.Join(root, doc))

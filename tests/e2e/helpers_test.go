@@ -270,17 +270,15 @@ func (m *manifests) secret(name string) *corev1.Secret {
 }
 
 // curveSource is the kind (Secret or ConfigMap) and name of the object whose curve.cert the
-// broker container of job reads (its curveEnvName variable); empty when none does.
+// broker pods of job mount; empty when they mount none.
 func curveSource(job *batchv1.Job) (kind, name string) {
-	for _, c := range job.Spec.Template.Spec.Containers {
-		for _, e := range c.Env {
-			switch {
-			case e.Name != curveEnvName || e.ValueFrom == nil:
-			case e.ValueFrom.SecretKeyRef != nil:
-				return "Secret", e.ValueFrom.SecretKeyRef.Name
-			case e.ValueFrom.ConfigMapKeyRef != nil:
-				return "ConfigMap", e.ValueFrom.ConfigMapKeyRef.Name
-			}
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		switch {
+		case v.Name != curveVolumeName:
+		case v.Secret != nil:
+			return "Secret", v.Secret.SecretName
+		case v.ConfigMap != nil:
+			return "ConfigMap", v.ConfigMap.Name
 		}
 	}
 	return "", ""
@@ -316,8 +314,8 @@ type miniClusterInfo struct {
 	UserConfigMaps map[string]bool
 }
 
-// curveEnvName is the broker container's variable that carries the CURVE certificate.
-const curveEnvName = "MINICLUSTER_FN_CURVE_CERT"
+// curveVolumeName is the broker pods' volume of the CURVE certificate.
+const curveVolumeName = "flux-curve"
 
 func readMiniCluster(t testing.TB, data []byte) miniClusterInfo {
 	t.Helper()
@@ -417,7 +415,7 @@ func checkManifestSet(t testing.TB, m *manifests, mc miniClusterInfo) (*batchv1.
 		t.Errorf("Job/%s: pod subdomain = %q, want the headless Service %q", job.Name, got, svc.Name)
 	}
 	for _, v := range job.Spec.Template.Spec.Volumes {
-		if v.ConfigMap == nil {
+		if v.ConfigMap == nil || v.Name == curveVolumeName {
 			continue
 		}
 		if mc.UserConfigMaps[v.ConfigMap.Name] {

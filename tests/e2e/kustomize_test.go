@@ -129,7 +129,7 @@ func TestKustomizeBuildExamples(t *testing.T) {
 				checkScripts(t, cm)
 			}
 			if kind, name := curveSource(job); len(jobsWith(m, componentKeygen)) != 1 && m.secret(name) == nil && m.configMap(name) == nil {
-				t.Errorf("the brokers read %s %q, but neither a keygen Job nor that object is in the output: nothing provides the CURVE certificate", kind, name)
+				t.Errorf("the brokers mount %s %q, but neither a keygen Job nor that object is in the output: nothing provides the CURVE certificate", kind, name)
 			}
 		})
 	}
@@ -235,7 +235,7 @@ func TestOverlayNamespaceAndPrefix(t *testing.T) {
 	}
 
 	if kind, name := curveSource(job); kind != "Secret" || name != curveName {
-		t.Errorf("Job/%s reads the certificate from %s %q but the keygen Job creates Secret %q", job.Name, kind, name, curveName)
+		t.Errorf("Job/%s mounts the certificate from %s %q but the keygen Job creates Secret %q", job.Name, kind, name, curveName)
 	}
 
 	entry := entrypointConfigMap(t, m, job)

@@ -88,7 +88,7 @@ func buildOverlays(t *testing.T, prefixes ...string) []overlay {
 // testOverlays: two overlays of one MiniCluster with different name prefixes, applied to one
 // namespace, share nothing. Every object name differs, each headless Service selects only its own
 // overlay's pods, and each overlay's keygen Job (run with a real token of its ServiceAccount)
-// creates its own certificate, owned by its own Service, which is the one its broker pods read.
+// creates its own certificate, owned by its own Service, which is the one its broker pods mount.
 // The test server runs no garbage collector, so pruning is shown by the owner references: deleting
 // one overlay's Service can only collect that overlay's certificate.
 func (c *cluster) testOverlays(t *testing.T) {
@@ -181,21 +181,17 @@ func podLabels(t *testing.T, o *unstructured.Unstructured) map[string]string {
 	return nil
 }
 
-// curveSecret is the Secret that a broker Job's broker container reads the certificate from
-// (its MINICLUSTER_FN_CURVE_CERT variable).
+// curveSecret is the Secret of a broker Job's flux-curve volume.
 func curveSecret(t *testing.T, job *unstructured.Unstructured) string {
 	t.Helper()
-	containers, _, _ := unstructured.NestedSlice(job.Object, "spec", "template", "spec", "containers")
-	for _, c := range containers {
-		env, _, _ := unstructured.NestedSlice(c.(map[string]any), "env")
-		for _, e := range env {
-			e := e.(map[string]any)
-			if e["name"] == "MINICLUSTER_FN_CURVE_CERT" {
-				name, _, _ := unstructured.NestedString(e, "valueFrom", "secretKeyRef", "name")
-				return name
-			}
+	volumes, _, _ := unstructured.NestedSlice(job.Object, "spec", "template", "spec", "volumes")
+	for _, v := range volumes {
+		v := v.(map[string]any)
+		if v["name"] == "flux-curve" {
+			name, _, _ := unstructured.NestedString(v, "secret", "secretName")
+			return name
 		}
 	}
-	t.Fatalf("Job/%s has no container with MINICLUSTER_FN_CURVE_CERT", job.GetName())
+	t.Fatalf("Job/%s has no flux-curve volume", job.GetName())
 	return ""
 }

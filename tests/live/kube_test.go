@@ -361,7 +361,6 @@ type event struct {
 	Reason         string     `json:"reason"`
 	Message        string     `json:"message"`
 	Type           string     `json:"type"`
-	Count          int        `json:"count"` // how often it happened (events that repeat are one object)
 	LastTimestamp  *time.Time `json:"lastTimestamp"`
 	InvolvedObject struct {
 		Kind string `json:"kind"`

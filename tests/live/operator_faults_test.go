@@ -19,8 +19,7 @@ const recoverLimit = 2 * time.Minute
 // records what each side does: whether rank 0 reaches every rank again (`flux exec -r all`), and
 // how soon. Where the operator recovers and we do not, the test fails: that is a bug of ours.
 // Where ours does not recover, it must say why where a user looks: for the lost certificate, the
-// new pod's event names the missing Secret (ours: Failed, on the broker container, which kubelet
-// cannot create without it; the operator's: FailedMount). The table is logged and written to
+// new pod's FailedMount event names the missing Secret. The table is logged and written to
 // bin/live-faults.md.
 func TestOperatorLiveFaults(t *testing.T) {
 	requireImages(t)
@@ -135,7 +134,7 @@ func TestOperatorLiveFaults(t *testing.T) {
 				continue
 			}
 			text := fmt.Sprintf("not recovered after %.0f s: %s", recoverLimit.Seconds(), firstLine(state))
-			if why := blockedStartSince(t, s.ns, began); why != "" {
+			if why := failedMountSince(t, s.ns, began); why != "" {
 				text += "; the new pod's event: " + why
 			} else if s.name == "ours" {
 				t.Errorf("%s: our cluster did not recover, and no event of its pods says why", f.name)
@@ -160,16 +159,14 @@ func TestOperatorLiveFaults(t *testing.T) {
 	}
 }
 
-// blockedStartSince: the last event since the time that says why a pod of the namespace cannot
-// start: a volume the kubelet cannot mount (FailedMount), or an object a container's environment
-// refers to that does not exist (Failed: `Error: secret "x" not found`); or "".
-func blockedStartSince(t *testing.T, ns string, since time.Time) string {
+// failedMountSince: the last FailedMount event of the namespace's pods since the time (a volume
+// the kubelet cannot mount keeps a pod from starting), or "".
+func failedMountSince(t *testing.T, ns string, since time.Time) string {
 	t.Helper()
 	last := ""
 	for _, e := range events(t, ns) {
-		blocked := e.Reason == "FailedMount" || e.Reason == "Failed" && strings.Contains(e.Message, " not found")
 		// Event times have whole seconds.
-		if blocked && e.LastTimestamp != nil && !e.LastTimestamp.Before(since.Truncate(time.Second)) {
+		if e.Reason == "FailedMount" && e.LastTimestamp != nil && !e.LastTimestamp.Before(since.Truncate(time.Second)) {
 			last = e.InvolvedObject.Name + ": " + e.Message
 		}
 	}

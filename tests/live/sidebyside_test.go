@@ -259,9 +259,8 @@ func timeApply(b *testing.B, what, ns, resource string, manifests []byte, reache
 }
 
 // podsFloor: size pods like broker pods without their work, apply -> all size containers running.
-// They have the volumes our hello-world broker pods have (the view in memory, as
-// generators.viewMedium chooses for it) and the broker container's certificate variable, from a
-// Secret that is already there.
+// They have the kinds of volumes our hello-world broker pods have (the view in memory, as
+// generators.viewMedium chooses for it), the certificate Secret already there.
 // The pods sleep; with no grace period their namespace goes at once.
 func podsFloor(b *testing.B, size int) time.Duration {
 	b.Helper()
@@ -294,16 +293,16 @@ spec:
         image: %[2]s
         imagePullPolicy: Never
         command: [sleep, "3600"]
-        env:
-        - {name: MINICLUSTER_FN_CURVE_CERT, valueFrom: {secretKeyRef: {name: floor-pods, key: curve.cert}}}
         volumeMounts:
         - {name: flux-view, mountPath: /mnt/flux}
         - {name: flux-operator-home, mountPath: /home/flux-operator}
         - {name: flux-entrypoint, mountPath: /flux_operator, readOnly: true}
+        - {name: flux-curve, mountPath: /flux_operator_curve, readOnly: true}
       volumes:
       - {name: flux-view, emptyDir: {medium: Memory}}
       - {name: flux-operator-home, emptyDir: {}}
       - {name: flux-entrypoint, configMap: {name: floor-pods}}
+      - {name: flux-curve, secret: {secretName: floor-pods, defaultMode: 0400, items: [{key: curve.cert, path: curve.cert}]}}
 `, size, suite.images.app)
 	running := map[string]bool{}
 	_, at := timeApply(b, fmt.Sprintf("%d bare pods running", size), ns, "pods", []byte(manifests), func(raw []byte) (bool, error) {

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -19,15 +21,15 @@ import (
 // BenchmarkTimeToReady applies examples/hello-world (size 4) through kustomize and kubectl apply
 // --server-side, once per iteration (-benchtime=Nx: N runs), and reports when each step of its
 // start was first seen, from apply: the keygen pod started, the certificate Secret present, every
-// broker pod's init container started (its volumes are mounted; the certificate is not one of
-// them), all 4 broker containers running (kubelet creates them once the certificate exists), all 4 pods Ready (the startupProbe: the broker has joined; a check waits
+// broker pod's init container started (its volumes, the certificate among them, are mounted), all 4
+// broker containers running, all 4 pods Ready (the startupProbe: the broker has joined; a check waits
 // for that up to 10 s, looking every 0.1 s), rank 0's command output (its log line's timestamp; the
 // command runs once all 4 have joined), and the Job Complete. The times are when a watch of the API
 // server delivered the change (milliseconds), not polls.
 //
-// Per broker pod it also reports how often kubelet could not create the broker container because
-// the certificate did not exist yet (its Failed events: each costs a retry 10-15 s later), and the
-// time from the certificate to the broker container running. `make bench-live` runs it; see
+// It also reads the kubelet's log for the back-off of the certificate volume's mount in broker pods
+// created before the Secret exists: per pod, the failed attempts and how long after the
+// Secret appeared the kubelet's next attempt was allowed. `make bench-live` runs it; see
 // docs/benchmarks.md.
 func BenchmarkTimeToReady(b *testing.B) {
 	requireImages(b)
@@ -56,21 +58,22 @@ type readyRun struct {
 	size                                                                             int
 	keygenStarted, certificate, initStarted, running, ready, commandOutput, complete time.Duration
 	seenReady                                                                        int
-	// Per broker pod: the broker container's failed creations for want of the certificate, and
-	// the times from the certificate's appearance to the broker container running and from the
-	// pod's creation to its init container start.
-	certMissing   []int
-	certToRunning []time.Duration
-	createdToInit []time.Duration
+	// Per broker pod: failed mounts of the certificate volume, and the wait from the certificate's
+	// appearance to the kubelet's next allowed attempt (0 when the mount did not fail, or the
+	// attempt was allowed before).
+	failedMounts  []int
+	mountBackoff  []time.Duration
+	certToInit    []time.Duration // the certificate's appearance to the pod's init container start
+	createdToInit []time.Duration // the pod's creation to its init container start
 }
 
 func (r readyRun) String() string {
 	return fmt.Sprintf("keygen pod started %s, certificate %s, all init containers started %s, %d brokers running %s, "+
-		"%d of %d Ready %s, command output %s, Job complete %s; per pod: broker container not created for want of the certificate %v, "+
-		"certificate -> broker running %s, pod created -> init started %s",
+		"%d of %d Ready %s, command output %s, Job complete %s; per pod: certificate mount failures %v, "+
+		"back-off wait after the certificate %s, certificate -> init started %s, pod created -> init started %s",
 		seconds(r.keygenStarted), seconds(r.certificate), seconds(r.initStarted), r.size, seconds(r.running),
 		r.seenReady, r.size, seconds(r.ready), seconds(r.commandOutput), seconds(r.complete),
-		r.certMissing, durations(r.certToRunning), durations(r.createdToInit))
+		r.failedMounts, durations(r.mountBackoff), durations(r.certToInit), durations(r.createdToInit))
 }
 
 func durations(ds []time.Duration) string {
@@ -96,6 +99,12 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte) 
 	tl.mu.Lock()
 	tl.start = time.Now()
 	tl.mu.Unlock()
+	// The kubelet's log of this run starts here: the namespace's name is reused from run to run.
+	kubeletLog := filepath.Join(suite.state, "log", "kubelet.log")
+	logStart, err := os.Stat(kubeletLog)
+	if err != nil {
+		b.Fatal(err)
+	}
 	apply(b, manifests)
 	select {
 	case err := <-tl.done:
@@ -131,17 +140,16 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte) 
 	}
 	r.commandOutput = logLineAt(b, ns, rank0, tl.brokerContainer, "hello world", tl.start)
 
-	missing := map[string]int{}
-	notFound := fmt.Sprintf("secret %q not found", certSecret(instance))
-	for _, e := range events(b, ns) {
-		if e.Reason == "Failed" && strings.Contains(e.Message, notFound) {
-			missing[e.InvolvedObject.Name] += max(1, e.Count)
-		}
+	certAt := tl.start.Add(tl.certificate)
+	backoff, err := mountBackoff(kubeletLog, logStart.Size(), ns, instance, tl.pods, certAt)
+	if err != nil {
+		b.Fatal(err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(tl.pods)) {
 		p := tl.pods[name]
-		r.certMissing = append(r.certMissing, missing[name])
-		r.certToRunning = append(r.certToRunning, p.running-tl.certificate)
+		r.failedMounts = append(r.failedMounts, backoff[p.uid].failures)
+		r.mountBackoff = append(r.mountBackoff, backoff[p.uid].wait)
+		r.certToInit = append(r.certToInit, p.initStarted-tl.certificate)
 		r.createdToInit = append(r.createdToInit, p.initStarted-p.created)
 	}
 	return r
@@ -342,6 +350,75 @@ func watchResource(ctx context.Context, path string, observe func(time.Time, []b
 	}
 }
 
+// certMountFailure matches the kubelet's log line for a failed mount and its back-off:
+//
+//	E1125 04:13:48.386639 32168 nestedpendingoperations.go:348] Operation for "{volumeName:kubernetes.io/configmap/<pod uid>-flux-curve podName:<pod uid> nodeName:}" failed. No retries permitted until 2026-11-25 04:13:48.886621207 +0000 UTC m=+50.928349743 (durationBeforeRetry 500ms). Error: ...
+var certMountFailure = regexp.MustCompile(`Operation for "\{volumeName:kubernetes\.io/(?:configmap|secret)/([0-9a-f-]{36})-flux-curve .*No retries permitted until (\S+ \S+ \S+ \S+) `)
+
+type mountWait struct {
+	failures int
+	wait     time.Duration
+}
+
+// mountBackoff reads, per broker pod (by uid), how often the certificate volume's mount failed and
+// how long after certAt the kubelet allowed its next attempt: the wait that the back-off added. It
+// reads the kubelet's log from offset on, what it wrote during the run.
+func mountBackoff(kubeletLog string, offset int64, ns, instance string, pods map[string]*brokerPodTimes, certAt time.Time) (map[string]mountWait, error) {
+	f, err := os.Open(kubeletLog)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	uids := map[string]bool{}
+	for _, p := range pods {
+		uids[p.uid] = true
+	}
+	notFound := fmt.Sprintf(`secret "%s" not found`, certSecret(instance))
+	lastRetry := map[string]time.Time{}
+	out := map[string]mountWait{}
+	notFoundLines := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, "Couldn't get secret "+ns+"/") && strings.Contains(line, notFound) {
+			notFoundLines++
+		}
+		m := certMountFailure.FindStringSubmatch(line)
+		if m == nil || !uids[m[1]] {
+			continue
+		}
+		until, err := time.Parse("2006-01-02 15:04:05.999999999 -0700 MST", m[2])
+		if err != nil {
+			return nil, fmt.Errorf("kubelet log: %v in %q", err, line)
+		}
+		w := out[m[1]]
+		w.failures++
+		out[m[1]] = w
+		lastRetry[m[1]] = until
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	failures := 0
+	for uid, until := range lastRetry {
+		w := out[uid]
+		w.wait = max(0, until.Sub(certAt))
+		out[uid] = w
+		failures += w.failures
+	}
+	// The kubelet logs a failed certificate lookup and then the failed mount with its back-off: if
+	// the first is there without the second, the pattern above no longer matches the kubelet.
+	if notFoundLines > 0 && failures == 0 {
+		return nil, fmt.Errorf("%s has %d lines %q of namespace %s but no failed mount of a flux-curve volume that %s matches",
+			kubeletLog, notFoundLines, notFound, ns, certMountFailure)
+	}
+	return out, nil
+}
+
 // reportReadyRuns prints the medians of the runs and reports them as the benchmark's metrics.
 func reportReadyRuns(b *testing.B, runs []readyRun) {
 	if len(runs) == 0 {
@@ -363,12 +440,13 @@ func reportReadyRuns(b *testing.B, runs []readyRun) {
 	columns := []column{
 		{"keygen pod started", "s-keygen", one(func(r readyRun) time.Duration { return r.keygenStarted })},
 		{"certificate Secret present", "s-cert", one(func(r readyRun) time.Duration { return r.certificate })},
-		{"all init containers started", "s-init", one(func(r readyRun) time.Duration { return r.initStarted })},
+		{"all init containers started (volumes mounted)", "s-init", one(func(r readyRun) time.Duration { return r.initStarted })},
 		{fmt.Sprintf("%d broker containers running", size), "s-running", one(func(r readyRun) time.Duration { return r.running })},
 		{fmt.Sprintf("%d pods Ready (joined)", size), "s-ready", one(func(r readyRun) time.Duration { return r.ready })},
 		{"rank 0's command output", "s-command", one(func(r readyRun) time.Duration { return r.commandOutput })},
 		{"Job complete", "s-complete", one(func(r readyRun) time.Duration { return r.complete })},
-		{"per pod: certificate -> broker container running", "s-cert-to-running", func(r readyRun) []time.Duration { return r.certToRunning }},
+		{"per pod: back-off wait after the certificate", "s-mount-backoff", func(r readyRun) []time.Duration { return r.mountBackoff }},
+		{"per pod: certificate -> init started", "s-cert-to-init", func(r readyRun) []time.Duration { return r.certToInit }},
 	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "time to ready, hello-world size %d, %d runs (seconds from the start of kubectl apply):\n", size, len(runs))

@@ -78,10 +78,9 @@ var rules = []rule{
 	r("D-keygen", deliberate, roleEntrypoint, `\.data\.curve\.cert`).when(absentInOurs),
 	// ... in a Secret unless the curve-kind option asks for a ConfigMap: the namespace's view role
 	// reads ConfigMaps (the operator's entrypoint ConfigMap holds the secret key), not Secrets.
-	// The broker container reads it from that object through an env reference, not a volume
-	// (D-curve-env).
-	r("D-curve-secret", deliberate, roleBroker, container+`\.env\[`+ourCurveCertEnv+`\]\.valueFrom\.secretKeyRef\..*`).when(absentInOperator),
-	r("D-curve-env", deliberate, roleBroker, container+`\.env\[`+ourCurveCertEnv+`\]\..*`).when(absentInOperator),
+	r("D-curve-secret", deliberate, roleBroker, podSpec+`\.volumes\[flux-curve\]\.secret\..*`).when(absentInOperator),
+	r("D-keygen", deliberate, roleBroker, podSpec+`\.volumes\[flux-curve\]\..*`).when(absentInOperator),
+	r("D-keygen", deliberate, roleBroker, container+`\.volumeMounts\[flux-curve\]\..*`).when(absentInOperator),
 	r("D-keygen", deliberate, roleBroker, podSpec+`\.volumes\[<n>-entrypoint\]\.configMap\.items\[curve\.cert\]\..*`).when(absentInOurs),
 	// The entrypoint ConfigMap is mounted whole, its keys are the file names; scripts run through
 	// /bin/bash, so modes do not matter.

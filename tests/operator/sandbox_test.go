@@ -22,10 +22,6 @@ const testSecretKey = "SANDBOX-SECRET-KEY-0123456789abcdefghijklmno"
 const testCert = "#   ZeroMQ CURVE **Secret** Certificate\nmetadata\n    name = \"sandbox\"\ncurve\n    public-key = \"SANDBOX-PUBLIC-KEY-0123456789abcdefghijklm\"\n    secret-key = \"" + testSecretKey + "\"\n"
 
 // hooks are replaced by markers, so the comparison sees where each runs, not what it does.
-// ourCurveCertEnv is the variable through which our broker container gets the certificate
-// (api/v1alpha2.EnvCurveCert; this module runs the minicluster-fn binary and imports none of it).
-const ourCurveCertEnv = "MINICLUSTER_FN_CURVE_CERT"
-
 var hookNames = []string{"init", "pre", "post", "brokerPre", "workerPre", "servicePre"}
 
 // sandboxRun is what one script did: exit code, the flux calls (argv), the environment at
@@ -65,12 +61,11 @@ chmod 0777 /mnt/flux
 # The view image's python (both scripts look for lib/python3*; set -e stops on its absence).
 mkdir -p /opt/views/._view/h4sh/lib/python3.11/site-packages && touch /opt/views/._view/h4sh/bin/python3.11 /opt/views/._view/h4sh/lib/libpython3.11.so.1.0
 cp -R /opt/sandbox/. /opt/flux_operator/ && rm -rf /opt/flux_operator/log
-# The operator's pods mount the certificate (ours get it in the environment, which the caller sets).
 printf '%s' "$SANDBOX_CERT" > /opt/flux_operator/curve.cert
 printf '%s' "$SANDBOX_CERT" > /opt/flux_operator_curve/curve.cert
 chmod 0400 /opt/flux_operator_curve/curve.cert
 # The broker container's runAsUser:runAsGroup, and the pod's fsGroup: kubelet gives that group
-# read access to the operator's certificate volume and adds it to the container's groups.
+# read access to the certificate's volume and adds it to the container's groups.
 broker_as=()
 if [[ -n "${SANDBOX_BROKER_USER:-}" ]]; then
   groups="${SANDBOX_BROKER_USER#*:}"
@@ -265,8 +260,7 @@ func TestScriptsBehave(t *testing.T) {
 			for _, index := range []int{0, 1} {
 				opRun := runSandboxed(t, opScripts, "flux-init.sh", "wait-0.sh", fmt.Sprintf("%s-%d", name, index), user)
 				ourRun := runSandboxed(t, ourScripts, "flux-init.sh", brokerKey(ourScripts), fmt.Sprintf("%s-%d", job, index),
-					append([]string{fmt.Sprintf("JOB_COMPLETION_INDEX=%d", index), fmt.Sprintf("HOSTNAME=%s-%d", job, index),
-						ourCurveCertEnv + "=" + testCert}, user...))
+					append([]string{fmt.Sprintf("JOB_COMPLETION_INDEX=%d", index), fmt.Sprintf("HOSTNAME=%s-%d", job, index)}, user...))
 				compareRuns(t, counts, index, name, job, opRun, ourRun)
 				compareFiles(t, &files, index, name, job, opRun, ourRun)
 			}

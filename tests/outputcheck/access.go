@@ -96,7 +96,7 @@ func brokerJob(objs []runtime.Object) *batchv1.Job {
 	return nil
 }
 
-// access: no rule beyond the KeygenRules of the kind of certificate object the brokers read;
+// access: no rule beyond the KeygenRules of the kind of certificate object the brokers mount;
 // bindings only to the output's own ServiceAccounts and Roles; only the pods of the keygen
 // pre-step use a bound account and mount a token; broker pods and the services pod mount one
 // only when spec.pod.automountServiceAccountToken asks.
@@ -165,148 +165,138 @@ func podSpecs(objs []runtime.Object) map[string]*corev1.PodSpec {
 	return pods
 }
 
-// curveWrite is the broker script's one write of the certificate, to the file flux reads: with
-// umask 077, so that only its owner can read it (Flux rejects a certificate readable by group or
-// other).
-var curveWrite = regexp.MustCompile(`(?m)^\(umask 077 && printf '%s' "\$\{curvetext\}" > "\$\{curvepath\}"\)$`)
+// certMode is the only mode the certificate may have in the pod: Flux rejects a certificate
+// readable by group or other.
+const certMode = int32(0o400)
 
-// curveHygiene: no pod mounts the certificate; in the broker Job, only the broker container gets
-// it, through one env reference to the key curve.cert of the certificate object; no other
-// ConfigMap or Secret of the output holds it; no script prints it; and the broker script takes the
-// variable out of its environment before anything else runs and writes it readable by its owner
-// only.
+var (
+	umask077 = regexp.MustCompile(`\(umask 077 && cp [^\n]*"\$\{curvepath\}"\)`)
+	chmodOwn = regexp.MustCompile(`(?m)^\s*chmod 0[46]00 "\$\{curvepath\}"$`)
+)
+
+// curveHygiene: the certificate volume gives the file mode 0400, only the broker container
+// mounts it (read-only), no other ConfigMap or Secret of the output holds it, no script prints it, and the
+// broker script's copy is made readable by its owner only.
 func (c *checker) curveHygiene() {
 	pod := &c.job.Spec.Template.Spec
-	for name, p := range podSpecs(c.m.Objects) {
-		for _, v := range p.Volumes {
-			if curveVolume(v) {
-				c.errorf("%s mounts the certificate (volume %s): the broker container gets it in its environment", name, v.Name)
+	var curveVols []string
+	for _, v := range pod.Volumes {
+		items, defaultMode := curveItems(v)
+		if items == nil {
+			continue
+		}
+		curveVols = append(curveVols, v.Name)
+		if defaultMode == nil || *defaultMode != certMode {
+			c.errorf("volume %s holds %s with defaultMode %v, want %#o", v.Name, curveCertKey, deref(defaultMode), certMode)
+		}
+		for _, it := range items {
+			if it.Mode != nil && *it.Mode != certMode {
+				c.errorf("volume %s: item %s has mode %#o, want %#o", v.Name, it.Key, *it.Mode, certMode)
 			}
 		}
+	}
+	if len(curveVols) != 1 {
+		c.errorf("Job/%s: want one volume holding %s, got %v", c.job.Name, curveCertKey, curveVols)
+		return
+	}
+	var mounters []string
+	for _, ctr := range slices.Concat(pod.InitContainers, pod.Containers) {
+		if c.mountsCurve(ctr) {
+			mounters = append(mounters, ctr.Name)
+			for _, m := range ctr.VolumeMounts {
+				if m.Name == curveVols[0] && !m.ReadOnly {
+					c.errorf("container %s mounts the certificate writable", ctr.Name)
+				}
+			}
+		}
+	}
+	if len(mounters) != 1 {
+		c.errorf("Job/%s: containers %v mount the certificate, want only the broker container", c.job.Name, mounters)
+	}
+	for name, p := range podSpecs(c.m.Objects) {
 		if name == "Job/"+c.job.Name {
 			continue
 		}
-		for _, ctr := range slices.Concat(p.InitContainers, p.Containers) {
-			if env := curveEnv(ctr); env != "" {
-				c.errorf("%s: container %s gets the certificate (%s)", name, ctr.Name, env)
+		for _, v := range p.Volumes {
+			if items, _ := curveItems(v); items != nil {
+				c.errorf("%s mounts the certificate (volume %s)", name, v.Name)
 			}
 		}
-	}
-	var holders []string
-	for _, ctr := range slices.Concat(pod.InitContainers, pod.Containers) {
-		if curveEnv(ctr) != "" {
-			holders = append(holders, ctr.Name)
-		}
-	}
-	if len(holders) != 1 {
-		c.errorf("Job/%s: containers %v get the certificate, want only the broker container", c.job.Name, holders)
-		return
 	}
 	kind, name := curveObject(pod)
 	for _, cm := range objectsOf[*corev1.ConfigMap](c.m.Objects) {
 		if _, ok := cm.Data[curveCertKey]; ok && (kind != v1alpha2.CurveKindConfigMap || cm.Name != name) {
-			c.errorf("ConfigMap/%s holds %s but is not the certificate object the brokers read", cm.Name, curveCertKey)
+			c.errorf("ConfigMap/%s holds %s but is not the certificate object the brokers mount", cm.Name, curveCertKey)
 		}
 	}
 	for _, s := range objectsOf[*corev1.Secret](c.m.Objects) {
 		_, inData := s.Data[curveCertKey]
 		_, inStringData := s.StringData[curveCertKey]
 		if (inData || inStringData) && (kind != v1alpha2.CurveKindSecret || s.Name != name) {
-			c.errorf("Secret/%s holds %s but is not the certificate object the brokers read", s.Name, curveCertKey)
+			c.errorf("Secret/%s holds %s but is not the certificate object the brokers mount", s.Name, curveCertKey)
 		}
 	}
-	env := ""
-	for _, ctr := range pod.Containers {
-		if env = curveEnv(ctr); env != "" {
-			break
-		}
-	}
-	// echo or printf of the variable or of its copy, or a command that lists the environment.
-	printsText := regexp.MustCompile(`\b(echo|printf)\b[^\n]*\$\{?(curvetext|` + regexp.QuoteMeta(env) + `)\b|^\s*(env|printenv|export -p|declare -p|set)\s*$`)
 	for name, text := range Scripts(c.m.Objects) {
 		for _, line := range strings.Split(text, "\n") {
-			if strings.HasPrefix(strings.TrimSpace(line), "#") || curveWrite.MatchString(line) {
+			if strings.HasPrefix(strings.TrimSpace(line), "#") {
 				continue
 			}
-			if printsCurve.MatchString(line) || printsText.MatchString(line) {
+			if printsCurve.MatchString(line) {
 				c.errorf("%s prints the certificate: %s", name, strings.TrimSpace(line))
 			}
 		}
 	}
-	script := c.brokerScript()
-	if script == "" {
-		return
-	}
-	if !curveWrite.MatchString(script) {
-		c.errorf("the broker script does not write the certificate with umask 077")
-	}
-	// The variable leaves the environment in the script's first command lines, before any hook.
-	take := fmt.Sprintf("curvetext=\"${%s-}\"\nunset %s\n", env, env)
-	if i := strings.Index(script, take); i < 0 || !onlySettings(script[:i]) {
-		c.errorf("the broker script does not take %s out of its environment before anything else runs", env)
+	if script := c.brokerScript(); script != "" && (!umask077.MatchString(script) || !chmodOwn.MatchString(script)) {
+		c.errorf("the broker script does not copy the certificate with umask 077 and chmod 0600/0400")
 	}
 }
 
-// onlySettings says whether the script lines before the certificate's are shell settings and
-// checks that start nothing the certificate could leak to: set, the /usr/bin/time check.
-func onlySettings(head string) bool {
-	for _, line := range strings.Split(head, "\n") {
-		l := strings.TrimSpace(line)
-		switch {
-		case l == "", strings.HasPrefix(l, "#"), strings.HasPrefix(l, "set "), strings.HasPrefix(l, "if [[ ! -x /usr/bin/time ]]"),
-			strings.HasPrefix(l, "echo \"/usr/bin/time"), l == "exit 1", l == "fi":
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// curveVolume says whether a ConfigMap or Secret volume projects curve.cert, or the whole object
-// (which would hold it if it is the certificate object).
-func curveVolume(v corev1.Volume) bool {
+// curveItems are the items of a ConfigMap or Secret volume that holds curve.cert, and its
+// defaultMode; nil items when the volume does not hold it.
+func curveItems(v corev1.Volume) ([]corev1.KeyToPath, *int32) {
 	var items []corev1.KeyToPath
+	var mode *int32
 	switch {
 	case v.ConfigMap != nil:
-		items = v.ConfigMap.Items
+		items, mode = v.ConfigMap.Items, v.ConfigMap.DefaultMode
 	case v.Secret != nil:
-		items = v.Secret.Items
+		items, mode = v.Secret.Items, v.Secret.DefaultMode
 	default:
-		return false
+		return nil, nil
 	}
-	return slices.ContainsFunc(items, func(it corev1.KeyToPath) bool { return it.Key == curveCertKey })
+	if !slices.ContainsFunc(items, func(it corev1.KeyToPath) bool { return it.Key == curveCertKey }) {
+		return nil, nil
+	}
+	return items, mode
 }
 
-// curveEnv is the name of the container's variable whose value is the key curve.cert of a Secret
-// or ConfigMap, or "".
-func curveEnv(ctr corev1.Container) string {
-	for _, e := range ctr.Env {
-		if e.ValueFrom == nil {
-			continue
-		}
-		if r := e.ValueFrom.SecretKeyRef; r != nil && r.Key == curveCertKey {
-			return e.Name
-		}
-		if r := e.ValueFrom.ConfigMapKeyRef; r != nil && r.Key == curveCertKey {
-			return e.Name
-		}
-	}
-	return ""
-}
-
-// curveObject is the kind and name of the object the broker container reads the certificate from.
+// curveObject is the kind and name of the object the broker pods read the certificate from.
 func curveObject(pod *corev1.PodSpec) (v1alpha2.CurveKind, string) {
-	for _, ctr := range pod.Containers {
-		for _, e := range ctr.Env {
-			switch {
-			case e.ValueFrom == nil:
-			case e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Key == curveCertKey:
-				return v1alpha2.CurveKindSecret, e.ValueFrom.SecretKeyRef.Name
-			case e.ValueFrom.ConfigMapKeyRef != nil && e.ValueFrom.ConfigMapKeyRef.Key == curveCertKey:
-				return v1alpha2.CurveKindConfigMap, e.ValueFrom.ConfigMapKeyRef.Name
+	for _, v := range pod.Volumes {
+		if items, _ := curveItems(v); items != nil {
+			if v.ConfigMap != nil {
+				return v1alpha2.CurveKindConfigMap, v.ConfigMap.Name
 			}
+			return v1alpha2.CurveKindSecret, v.Secret.SecretName
 		}
 	}
 	return "", ""
 }
 
+func (c *checker) mountsCurve(ctr corev1.Container) bool {
+	for _, m := range ctr.VolumeMounts {
+		for _, v := range c.job.Spec.Template.Spec.Volumes {
+			if items, _ := curveItems(v); items != nil && v.Name == m.Name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func deref(p *int32) string {
+	if p == nil {
+		return "unset"
+	}
+	return fmt.Sprintf("%#o", *p)
+}

@@ -196,16 +196,16 @@ func (c *checker) curveCopyPath() string {
 	return string(out)
 }
 
-// brokerScript is the script the broker (runFlux) container runs: the one that gets curve.cert.
+// brokerScript is the script the broker (runFlux) container runs: the one that mounts curve.cert.
 func (c *checker) brokerScript() string {
 	for _, ctr := range c.job.Spec.Template.Spec.Containers {
-		if curveEnv(ctr) != "" && len(ctr.Command) == 2 {
+		if c.mountsCurve(ctr) && len(ctr.Command) == 2 {
 			if s, ok := c.entrypoint.Data[path.Base(ctr.Command[1])]; ok {
 				return s
 			}
 		}
 	}
-	c.errorf("Job/%s: no container gets the certificate and runs a script of ConfigMap/%s", c.job.Name, c.entrypoint.Name)
+	c.errorf("Job/%s: no container mounts the certificate and runs a script of ConfigMap/%s", c.job.Name, c.entrypoint.Name)
 	return ""
 }
 

@@ -6,7 +6,7 @@
 // implementation; the binary never imports it.
 //
 // It finds what it checks by structure (the Indexed Job, the ConfigMap its init container runs
-// flux-init.sh from, the env reference to curve.cert), not by the generators' naming rules, so it
+// flux-init.sh from, the volume holding curve.cert), not by the generators' naming rules, so it
 // does not simply repeat them.
 package outputcheck
 
@@ -255,6 +255,5 @@ func Shellcheck(scripts map[string]string) ([]error, error) {
 	return findings, nil
 }
 
-// printsCurve matches a script line that would print the certificate's file (curveHygiene also
-// looks for the text itself).
-var printsCurve = regexp.MustCompile(`\b(cat|head|tail|less|more|xxd|od|base64|strings|tee)\b[^\n]*(curve\.cert|curvepath|curve_cert)|\$\(<[^)]*(curve\.cert|curvepath)`)
+// printsCurve matches a script line that would print the certificate.
+var printsCurve = regexp.MustCompile(`\b(cat|echo|printf|head|tail|less|more|xxd|od|base64|strings|tee)\b[^\n]*(curve\.cert|curvepath|curve_cert)`)

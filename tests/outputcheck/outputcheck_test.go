@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
-	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 	"github.com/minicluster-fn/minicluster-fn/generators"
 	"github.com/minicluster-fn/minicluster-fn/tests/outputcheck"
 )
@@ -79,23 +78,17 @@ func TestCheckCatchesRegressions(t *testing.T) {
 			cm := entrypoint(m)
 			cm.Data[generators.WaitScriptKey(0)] = strings.Replace(cm.Data[generators.WaitScriptKey(0)], "umask 077", "umask 022", 1)
 		}, "umask 077"},
-		{"certificate's text printed", func(m outputcheck.Manifests) {
-			entrypoint(m).Data[generators.WaitScriptKey(0)] += "\necho \"${curvetext}\"\n"
-		}, "prints the certificate"},
-		{"certificate left in the environment", func(m outputcheck.Manifests) {
-			cm := entrypoint(m)
-			cm.Data[generators.WaitScriptKey(0)] = strings.Replace(cm.Data[generators.WaitScriptKey(0)], "\nunset "+v1alpha2.EnvCurveCert+"\n", "\n", 1)
-		}, "out of its environment"},
-		{"certificate mounted", func(m outputcheck.Manifests) {
-			spec := &brokerJob(m).Spec.Template.Spec
-			spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "cert", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-				SecretName: "flux-sample", Items: []corev1.KeyToPath{{Key: generators.CurveCertKey, Path: generators.CurveCertKey}},
-			}}})
-		}, "mounts the certificate"},
-		{"certificate in the init container", func(m outputcheck.Manifests) {
-			spec := &brokerJob(m).Spec.Template.Spec
-			spec.InitContainers[0].Env = append(spec.InitContainers[0].Env, spec.Containers[0].Env...)
-		}, "get the certificate, want only the broker container"},
+		{"certificate mode", func(m outputcheck.Manifests) {
+			for _, v := range brokerJob(m).Spec.Template.Spec.Volumes {
+				if v.Secret != nil && v.Secret.Items != nil {
+					v.Secret.DefaultMode = ptr.To(int32(0o644))
+				}
+			}
+		}, "defaultMode 0644"},
+		{"certificate in a sidecar", func(m outputcheck.Manifests) {
+			init := &brokerJob(m).Spec.Template.Spec.InitContainers[0]
+			init.VolumeMounts = append(init.VolumeMounts, corev1.VolumeMount{Name: "flux-curve", MountPath: "/c", ReadOnly: true})
+		}, "mount the certificate"},
 		{"hosts", func(m outputcheck.Manifests) {
 			cm := entrypoint(m)
 			cm.Data[generators.BrokerConfigKey] = strings.Replace(cm.Data[generators.BrokerConfigKey], "-[0-3]", "-[0-2]", 1)

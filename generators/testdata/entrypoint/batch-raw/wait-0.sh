@@ -3,12 +3,6 @@
 # The pod with JOB_COMPLETION_INDEX 0 is the main broker and runs the command; the other pods
 # are workers that join it and retry until they succeed.
 
-# The CURVE certificate comes in MINICLUSTER_FN_CURVE_CERT, which kubelet filled from
-# its Secret or ConfigMap. It is kept in a shell variable, not exported, and leaves the
-# environment here, before anything else runs: no hook, broker or job inherits it.
-curvetext="${MINICLUSTER_FN_CURVE_CERT-}"
-unset MINICLUSTER_FN_CURVE_CERT
-
 # Who am I? Pods of an Indexed Job are named <job name>-<index> and get JOB_COMPLETION_INDEX.
 # Read at run time, never baked in: kustomize namePrefix or a GitOps target namespace may
 # rename the Job after rendering.
@@ -227,10 +221,11 @@ flux queue idle
 echo "Hello user $(id -un 2> /dev/null || id -u)"
 
 # The CURVE certificate: flux reads it as this container's user and rejects a file that group or
-# other can read, so it is written to a file only this user can read. Never printed.
+# other can read. The mounted one is mode 0400 (0440 with the pod's fsGroup, to which kubelet gives
+# it) and owned by root, so it is copied to a file only this user can read. Never printed.
 curvepath=/mnt/flux/config/curve/curve.cert
-if [[ -z "${curvetext}" ]]; then
-  echo "the CURVE certificate in MINICLUSTER_FN_CURVE_CERT is empty: the key curve.cert of its Secret or ConfigMap (see this container's env) holds no certificate" >&2
+if [[ ! -r /flux_operator_curve/curve.cert ]]; then
+  echo "cannot read the mounted CURVE certificate as user $(id -u): it is mode 0400 and owned by root; set spec.pod.securityContext.fsGroup (kubelet then gives the pod's group read access) or run the broker container as root" >&2
   exit 1
 fi
 # The init container hands these directories to the broker's user when the MiniCluster sets
@@ -242,8 +237,8 @@ for dir in /mnt/flux/config/curve /mnt/flux/config/run/flux /mnt/flux/config/var
   fi
 done
 rm -f "${curvepath}"
-(umask 077 && printf '%s' "${curvetext}" > "${curvepath}")
-unset curvetext
+(umask 077 && cp /flux_operator_curve/curve.cert "${curvepath}")
+chmod 0600 "${curvepath}"
 
 # Resources of this node, for every host of the hostlist.
 hosts="$(< /mnt/flux/config/etc/flux/system/hostlist)"
