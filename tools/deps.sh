@@ -9,15 +9,16 @@ set -euo pipefail
 # podman with runc builds the image and runs it as a kustomize/kpt container function (no Docker
 # daemon needed).
 unit_packages="shellcheck python3-zmq time podman runc git make"
-# The live tests (make live). Their cluster (tests/cluster): containerd, runc and the CNI plugins
-# run the pods, nftables serves kube-proxy, openssl makes the certificates, curl waits for health
-# endpoints. Their images (tests/images/build.sh): debootstrap for the Debian userland, patchelf to
+# The live tests (make live). Their cluster (tests/cluster): runc and the CNI plugins run the pods
+# (containerd itself is built from source by build-node.sh: Debian bookworm's 1.6 is older than
+# Kubernetes v1.36 supports), nftables serves kube-proxy, openssl makes the certificates, curl
+# waits for health endpoints. Their images (tests/images/build.sh): debootstrap for the Debian userland, patchelf to
 # point the flux view's RUNPATHs at its bundled libraries, flux-core's build dependencies (Lua
 # 5.3, since Debian 12's lua-posix has no 5.4) and flux-sched's (CMake, Boost Graph, yaml-cpp,
 # libedit; its configure step checks for Python's jsonschema). Argo CD's components keep their
 # caches in redis (tests/cluster/argocd-up.sh runs Debian's on the loopback; installing it starts
 # no service where policy-rc.d forbids it, as in containers).
-live_packages="containerd runc containernetworking-plugins nftables iproute2 openssl curl
+live_packages="runc containernetworking-plugins nftables iproute2 openssl curl
   debootstrap patchelf autoconf automake libtool make pkg-config gcc g++ libzmq3-dev libczmq-dev
   libjansson-dev liblz4-dev libhwloc-dev libsodium-dev libarchive-dev libsqlite3-dev uuid-dev libmunge-dev
   lua5.3 liblua5.3-dev lua-posix python3-dev python3-cffi python3-yaml python3-ply aspell jq

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the live-test cluster's binaries (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubelet, kube-proxy, kubectl from tools/node; coredns from tools/node/coredns)
-# once per machine, into
+# kube-scheduler, kubelet, kube-proxy, kubectl from tools/node; coredns from tools/node/coredns;
+# containerd, containerd-shim-runc-v2 and ctr from tools/node/containerd) once per machine, into
 #   ${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/node-<key>/bin
 # where <key> hashes everything that determines the build (the tool modules, their go.sum, this
 # script, the Go version). A present directory is reused; a fresh machine builds from nothing
@@ -16,9 +16,11 @@ cache=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
 # The Kubernetes version is the module's; the binaries report it (kubectl version, /version).
 k8s_version=$(cd "$tools" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
 key=$( { go version; cat "$0" "$tools/go.mod" "$tools/go.sum" "$tools/etcd/main.go" \
-  "$tools/coredns/go.mod" "$tools/coredns/go.sum" "$tools/coredns/main.go"; } | sha256sum | cut -c1-16)
+  "$tools/coredns/go.mod" "$tools/coredns/go.sum" "$tools/coredns/main.go" \
+  "$tools/containerd/go.mod" "$tools/containerd/go.sum"; } | sha256sum | cut -c1-16)
 dest=$cache/node-$key
-bins=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns)
+bins=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns
+  containerd containerd-shim-runc-v2 ctr)
 
 complete() {
   local b
@@ -56,6 +58,14 @@ echo "build-node: building Kubernetes $k8s_version binaries and etcd into $dest 
   k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl)
 echo "build-node: Kubernetes binaries and etcd built in $((SECONDS - start)) s; building coredns" >&2
 (cd "$tools/coredns" && go build -trimpath -ldflags "-s -w" -o "$work/bin/coredns" .)
+echo "build-node: coredns built at $((SECONDS - start)) s; building containerd" >&2
+# Without cgo: the btrfs, devmapper and zfs snapshotters (the only parts that need it) are left out;
+# the cluster uses overlayfs. The version is what the binaries report (containerd --version).
+ctd_version=$(cd "$tools/containerd" && go list -m -f '{{.Version}}' github.com/containerd/containerd/v2)
+(cd "$tools/containerd" && go build -trimpath -tags 'no_btrfs no_devmapper no_zfs' \
+  -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$ctd_version" -o "$work/bin/" \
+  github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+  github.com/containerd/containerd/v2/cmd/ctr)
 echo "build-node: all built in $((SECONDS - start)) s" >&2
 
 complete "$work" || { echo "build-node: a binary is missing in $work/bin" >&2; exit 1; }

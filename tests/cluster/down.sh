@@ -21,7 +21,7 @@ if [ ! -d "$STATE/run" ]; then
 fi
 NODE_BIN=$(cat "$STATE/run/node-bin" 2>/dev/null || true)
 
-ctr_k8s() { ctr --address "$CONTAINERD_SOCK" -n k8s.io "$@"; }
+ctr_k8s() { "$NODE_BIN/ctr" --address "$CONTAINERD_SOCK" -n k8s.io "$@"; }
 
 # 1. No new pods: stop Flux CD's controllers (kustomize-controller would apply deleted objects
 #    again), Argo CD's (its controller would too) and the operator (it would make its Jobs

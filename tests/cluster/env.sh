@@ -45,6 +45,8 @@ ARGOCD_CONTROLLER_METRICS_PORT=18100
 
 NODE_NAME=$(hostname | tr '[:upper:]' '[:lower:]')
 CONTAINERD_SOCK=$STATE/containerd/containerd.sock
+# ctr would print containerd's deprecation of cgroup v1 (this VM's cgroups) on every call.
+export CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1
 KUBECONFIG_ADMIN=$STATE/kubeconfig
 PAUSE_IMAGE=localhost/minicluster-fn-live/pause:1   # built by image.sh pause
 

@@ -11,6 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 [ $# -gt 0 ] || { echo "usage: load-image.sh IMAGE-OR-ARCHIVE..." >&2; exit 2; }
 [ -S "$CONTAINERD_SOCK" ] || { echo "load-image: no containerd socket at $CONTAINERD_SOCK: is the cluster up (make cluster-up)?" >&2; exit 1; }
+# The cluster's own ctr (build-node.sh builds it with containerd), which up.sh recorded.
+NODE_BIN=$(cat "$STATE/run/node-bin")
 
 for image in "$@"; do
   if [ -f "$image" ]; then
@@ -19,7 +21,7 @@ for image in "$@"; do
     archive=$(mktemp -u "$STATE/tmp/image.XXXXXX.tar")   # podman save refuses to overwrite a file
     podman save --quiet --format docker-archive -o "$archive" "$image"
   fi
-  ctr --address "$CONTAINERD_SOCK" -n k8s.io images import "$archive" >&2
+  "$NODE_BIN/ctr" --address "$CONTAINERD_SOCK" -n k8s.io images import "$archive" >&2
   [ "$archive" = "$image" ] || rm -f "$archive"
   echo "load-image: imported $image" >&2
 done

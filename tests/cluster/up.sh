@@ -31,7 +31,7 @@ done
 
 # --- what the machine must provide ---------------------------------------------------------------
 [ "$(id -u)" = 0 ] || cannot_run "not root (the kubelet, containerd and CNI need root)"
-for cmd in containerd containerd-shim-runc-v2 runc ctr nft ip openssl podman curl findmnt setsid; do
+for cmd in runc nft ip openssl podman curl findmnt setsid; do
   command -v "$cmd" >/dev/null || cannot_run "command '$cmd' is missing (.ci/run installs it with apt-get)"
 done
 for plugin in bridge host-local loopback; do
@@ -181,41 +181,51 @@ done
 kubectl() { "$NODE_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
 
 # --- containerd --------------------------------------------------------------------------------
-# root lacks CAP_SYS_RESOURCE here: without restrict_oom_score_adj, runc fails every pod sandbox
-# ("can't get final child's PID from pipe"; runc's log: oom_score_adj: Permission denied).
+# containerd 2 (build-node.sh builds it), with version 4 of its config, its own. root lacks
+# CAP_SYS_RESOURCE here: without restrict_oom_score_adj, runc fails every pod sandbox ("can't get
+# final child's PID from pipe"; runc's log: oom_score_adj: Permission denied). Nothing of the
+# host's: no drop-in files (imports, default /etc/containerd/conf.d), no NRI (its plugin would
+# serve /var/run/nri/nri.sock), the shim built beside containerd (runtime_path) rather than one on
+# PATH. runc is the machine's (Debian's).
 cat > "$STATE/config/containerd.toml" <<EOF
-version = 2
+version = 4
 root = "$STATE/containerd/root"
 state = "$STATE/containerd/state"
+imports = []
 disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs", "io.containerd.tracing.processor.v1.otlp"]
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.blockfile",
+  "io.containerd.snapshotter.v1.erofs", "io.containerd.tracing.processor.v1.otlp",
+  "io.containerd.nri.v1.nri"]
 
-[grpc]
+[plugins."io.containerd.server.v1.grpc"]
   address = "$CONTAINERD_SOCK"
-[ttrpc]
+[plugins."io.containerd.server.v1.ttrpc"]
   address = "$CONTAINERD_SOCK.ttrpc"
 [plugins."io.containerd.internal.v1.opt"]
   path = "$STATE/containerd/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$PAUSE_IMAGE"
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "$PAUSE_IMAGE"
+[plugins."io.containerd.cri.v1.runtime"]
   restrict_oom_score_adj = true
   enable_selinux = false
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      runtime_path = "$NODE_BIN/containerd-shim-runc-v2"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
         SystemdCgroup = false
         Root = "$STATE/runc"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$CNI_PLUGIN_DIR"
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["$CNI_PLUGIN_DIR"]
     conf_dir = "$STATE/cni/net.d"
     max_conf_num = 1
 EOF
 say "containerd"
-start containerd containerd --config "$STATE/config/containerd.toml"
-wait_for containerd 30 ctr --address "$CONTAINERD_SOCK" version
+start containerd "$NODE_BIN/containerd" --config "$STATE/config/containerd.toml"
+wait_for containerd 30 "$NODE_BIN/ctr" --address "$CONTAINERD_SOCK" version
 # The sandbox image: nothing can be pulled, so it is built here (and cached).
 "$here/load-image.sh" "$("$here/image.sh" pause)"
 
