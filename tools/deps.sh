@@ -12,12 +12,12 @@ unit_packages="shellcheck python3-zmq time podman runc git make"
 # The live tests (make live). Their cluster (tests/cluster): runc and the CNI plugins run the pods
 # (containerd itself is built from source by build-node.sh: Debian bookworm's 1.6 is older than
 # Kubernetes v1.36 supports), nftables serves kube-proxy, openssl makes the certificates, curl
-# waits for health endpoints. Their images (tests/images/build.sh): debootstrap for the Debian userland, patchelf to
-# point the flux view's RUNPATHs at its bundled libraries, flux-core's build dependencies (Lua
-# 5.3, since Debian 12's lua-posix has no 5.4) and flux-sched's (CMake, Boost Graph, yaml-cpp,
-# libedit; its configure step checks for Python's jsonschema). Argo CD's components keep their
-# caches in redis (tests/cluster/argocd-up.sh runs Debian's on the loopback; installing it starts
-# no service where policy-rc.d forbids it, as in containers).
+# waits for health endpoints. Their images (tests/images/build.sh): debootstrap for the Debian
+# userland, patchelf to point the flux view's RUNPATHs at its bundled libraries, flux-core's build
+# dependencies (Lua 5.3, since Debian 12's lua-posix has no 5.4) and flux-sched's (CMake, Boost
+# Graph, yaml-cpp, libedit; its configure step checks for Python's jsonschema). Argo CD's
+# components keep their caches in redis (tests/cluster/argocd-up.sh runs Debian's on the loopback;
+# installing it starts no service where policy-rc.d forbids it, as in containers).
 live_packages="runc containernetworking-plugins nftables iproute2 openssl curl
   debootstrap patchelf autoconf automake libtool make pkg-config gcc g++ libzmq3-dev libczmq-dev
   libjansson-dev liblz4-dev libhwloc-dev libsodium-dev libarchive-dev libsqlite3-dev uuid-dev libmunge-dev
