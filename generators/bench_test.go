@@ -42,7 +42,7 @@ func BenchmarkEntrypointDataHelloWorld(b *testing.B) {
 	n := newNames(mc, opts, placeholderHash, placeholderHash, placeholderHash)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := entrypointData(mc, n); err != nil {
+		if _, err := entrypointData(mc, v1alpha2.Options{}, n); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -52,7 +52,7 @@ func BenchmarkEntrypointDataHelloWorld(b *testing.B) {
 func BenchmarkResolveNamesHelloWorld(b *testing.B) {
 	mc, opts := benchHelloWorld(b)
 	n := newNames(mc, opts, placeholderHash, placeholderHash, placeholderHash)
-	data, err := entrypointData(mc, n)
+	data, err := entrypointData(mc, v1alpha2.Options{}, n)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -99,9 +99,9 @@ func newScriptTemplate(name string) scriptTemplate {
 }
 
 // entrypointData returns the entrypoint ConfigMap's data: ConfigMap key -> content. mc is defaulted and valid.
-func entrypointData(mc *v1alpha2.MiniCluster, n names) (map[string]string, error) {
+func entrypointData(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) (map[string]string, error) {
 	s := &mc.Spec
-	common := newScriptCommon(mc)
+	common := newScriptCommon(mc, opts)
 	hosts := hostlist(mc)
 	data := map[string]string{}
 
@@ -165,10 +165,12 @@ func render(name string, data any) (string, error) {
 
 // scriptCommon is what the shared blocks (part-*.sh) need.
 type scriptCommon struct {
-	Pod             podLayout
-	Quiet           bool
-	Strict          bool
-	ViewDisabled    bool
+	Pod          podLayout
+	Quiet        bool
+	Strict       bool
+	ViewDisabled bool
+	// ViewFromImage: the view image's volume has the view (view-source ImageVolume).
+	ViewFromImage   bool
 	PythonPath      string
 	SchedulerSimple bool
 	Environment     []envVar // flux.environment, sorted by name
@@ -266,13 +268,14 @@ type brokerConfigData struct {
 
 type hostEntry struct{ Host, Bind, Connect string }
 
-func newScriptCommon(mc *v1alpha2.MiniCluster) scriptCommon {
+func newScriptCommon(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) scriptCommon {
 	f := &mc.Spec.Flux
 	c := scriptCommon{
 		Pod:             newPodLayout(f.Container.MountPath),
 		Quiet:           mc.Spec.Logging.Quiet,
 		Strict:          mc.Spec.Logging.Strict,
 		ViewDisabled:    f.Container.Disable,
+		ViewFromImage:   opts.ViewSource == v1alpha2.ViewSourceImageVolume,
 		PythonPath:      f.Container.PythonPath,
 		SchedulerSimple: f.Scheduler.Simple,
 	}

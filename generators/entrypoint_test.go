@@ -120,6 +120,11 @@ func entrypointCases() []entrypointCase {
 			mc.Spec.Flux.Bursting.LeadBroker = &v1alpha2.FluxBroker{Address: "24.123.50.21", Name: "flux-sample", Size: 4, Port: 30093}
 			return mc
 		}},
+		{name: "view-image-volume", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
+			mc := testMiniCluster(4, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: "echo hello world"})
+			mc.Annotations = map[string]string{v1alpha2.ViewSourceAnnotation: string(v1alpha2.ViewSourceImageVolume)}
+			return mc
+		}},
 		{name: "custom-config", keys: defaultKeys, mc: func() *v1alpha2.MiniCluster {
 			mc := testMiniCluster(4, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: "echo hello world"})
 			mc.Spec.Logging.Quiet = true
@@ -203,21 +208,27 @@ busytimeout = "50s"
 func defaulted(t *testing.T, mc *v1alpha2.MiniCluster) *v1alpha2.MiniCluster {
 	t.Helper()
 	mc.Default()
+	if errs := mc.Validate(optionsOf(t, mc)); len(errs) > 0 {
+		t.Fatalf("test MiniCluster is invalid: %v", errs.ToAggregate())
+	}
+	return mc
+}
+
+// optionsOf are the options of a valid MiniCluster.
+func optionsOf(t *testing.T, mc *v1alpha2.MiniCluster) v1alpha2.Options {
+	t.Helper()
 	opts, errs := mc.ParseOptions()
 	if len(errs) > 0 {
 		t.Fatalf("options: %v", errs)
 	}
-	if errs := mc.Validate(opts); len(errs) > 0 {
-		t.Fatalf("test MiniCluster is invalid: %v", errs.ToAggregate())
-	}
-	return mc
+	return opts
 }
 
 func renderCase(t *testing.T, c entrypointCase) (map[string]string, *v1alpha2.MiniCluster, names) {
 	t.Helper()
 	mc := defaulted(t, c.mc())
 	n := testNames(mc)
-	data, err := entrypointData(mc, n)
+	data, err := entrypointData(mc, optionsOf(t, mc), n)
 	if err != nil {
 		t.Fatalf("entrypointData: %v", err)
 	}
@@ -308,7 +319,7 @@ func TestEntrypointDeterministic(t *testing.T) {
 				mc.Spec.Containers[0].Environment[keys[i]] = "value-" + keys[i]
 			}
 			mc = defaulted(t, mc)
-			data, err := entrypointData(mc, testNames(mc))
+			data, err := entrypointData(mc, v1alpha2.Options{}, testNames(mc))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -462,7 +473,7 @@ func TestEntrypointHostlist(t *testing.T) {
 			mc.Spec.MaxSize = sz[1]
 			mc = defaulted(t, mc)
 			n := testNames(mc)
-			data, err := entrypointData(mc, n)
+			data, err := entrypointData(mc, v1alpha2.Options{}, n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -501,7 +512,7 @@ func TestEntrypointHostlist(t *testing.T) {
 		mc := testMiniCluster(2, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: "hostname"})
 		mc.Spec.Flux.Bursting.Hostlist = "flux-sample-[0-1],remote-[0-7]"
 		mc = defaulted(t, mc)
-		data, err := entrypointData(mc, testNames(mc))
+		data, err := entrypointData(mc, v1alpha2.Options{}, testNames(mc))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -541,7 +552,7 @@ func TestEntrypointLeadBrokerBlock(t *testing.T) {
 			mc.Spec.Flux.Bursting.LeadBroker = &v1alpha2.FluxBroker{Address: "24.123.50.21", Name: "flux-sample", Size: tc.size, Port: 30093}
 			mc.Spec.Flux.Bursting.Clusters = tc.clusters
 			mc = defaulted(t, mc)
-			data, err := entrypointData(mc, testNames(mc))
+			data, err := entrypointData(mc, v1alpha2.Options{}, testNames(mc))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -577,7 +588,7 @@ func TestEntrypointMountPathNotHardcoded(t *testing.T) {
 			mc.Spec.Flux.Container.MountPath = "/opt/flux"
 			mc.Spec.Flux.Container.PythonPath = ""
 			mc = defaulted(t, mc)
-			data, err := entrypointData(mc, testNames(mc))
+			data, err := entrypointData(mc, v1alpha2.Options{}, testNames(mc))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -675,7 +686,7 @@ func TestEntrypointNamespaceAgnostic(t *testing.T) {
 			mc.Spec.Network.HeadlessName = "svc-only-fallback"
 			mc = defaulted(t, mc)
 			n := testNames(mc)
-			data, err := entrypointData(mc, n)
+			data, err := entrypointData(mc, v1alpha2.Options{}, n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -734,7 +745,7 @@ func newSandbox(t *testing.T, c entrypointCase) *sandbox {
 	mc.Spec.Flux.Container.MountPath = filepath.Join(dir, "mnt")
 	mc = defaulted(t, mc)
 	n := testNames(mc)
-	data, err := entrypointData(mc, n)
+	data, err := entrypointData(mc, optionsOf(t, mc), n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -915,6 +926,58 @@ func TestEntrypointRunInit(t *testing.T) {
 	})
 }
 
+// TestEntrypointRunInitImageVolume: with view-source ImageVolume, flux-init.sh copies nothing; it
+// links the view in the view image's volume, and the broker script runs flux through that link.
+// A volume without a view, or without /opt/software, fails the init container, saying so.
+func TestEntrypointRunInitImageVolume(t *testing.T) {
+	sb := newSandbox(t, caseNamed(t, "view-image-volume"))
+	mp := sb.mc.Spec.Flux.Container.MountPath
+	// The image volume as the kubelet mounts it: the view image at <mount path>/view-image. The
+	// sandbox moves the image's /opt/views/ and /opt/software under the sandbox (sandbox.script),
+	// so in the volume they are at view-image/<sandbox>/views and view-image/<sandbox>/software-copy.
+	image := filepath.Join(mp, viewImageDir) + sb.dir
+	for _, d := range []string{"views/._view", "software-copy"} {
+		if err := os.MkdirAll(filepath.Join(image, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view := filepath.Join(image, "views/._view/h4sh")
+	if err := os.Symlink(filepath.Join(sb.dir, "views/._view/h4sh"), view); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr := sb.run(t, InitScriptKey, 1); stderr != "" {
+		t.Errorf("unexpected stderr: %s", stderr)
+	}
+	if link, err := os.Readlink(filepath.Join(mp, "view")); err != nil || link != view {
+		t.Errorf("view links to %q (%v), want %s", link, err, view)
+	}
+	for _, f := range []string{"software", "config/run/flux", "flux-operator-done.txt"} {
+		_, err := os.Stat(filepath.Join(mp, f))
+		if want := f != "software"; (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v (nothing is copied)", f, err == nil, want)
+		}
+	}
+	sb.run(t, WaitScriptKey(0), 0)
+	if calls := sb.fluxCalls(t); len(calls) == 0 || calls[len(calls)-1][0] != "start" {
+		t.Errorf("the broker script did not run flux start through the linked view: %v", calls)
+	}
+
+	for _, tc := range []struct{ name, remove, want string }{
+		{"no /opt/software in the view image", filepath.Join(image, "software-copy"), "which the broker containers mount from its volume"},
+		{"no view in the view image", view, "has no flux view"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.RemoveAll(tc.remove); err != nil {
+				t.Fatal(err)
+			}
+			res := sb.runStatus(t, InitScriptKey, 2)
+			if res.code == 0 || !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want a failure saying it %s", res.code, res.stderr, tc.want)
+			}
+		})
+	}
+}
+
 func TestEntrypointRunBroker(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -1021,7 +1084,7 @@ func TestEntrypointRunWorkerExit(t *testing.T) {
 		t.Run(fmt.Sprintf("completeWorkers=%v", complete), func(t *testing.T) {
 			sb := newSandbox(t, caseNamed(t, "hello-world"))
 			sb.mc.Spec.Flux.CompleteWorkers = complete
-			data, err := entrypointData(sb.mc, sb.n)
+			data, err := entrypointData(sb.mc, v1alpha2.Options{}, sb.n)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,7 +34,7 @@ func Generate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) ([]Object, []Warn
 	placeholder := newNames(mc, opts, placeholderHash, placeholderHash, placeholderHash)
 	// The scripts never contain the Job name (they read it at run time), so they can be rendered
 	// before the name is known, and their text can go into the hash that names the Job.
-	data, err := entrypointData(mc, placeholder)
+	data, err := entrypointData(mc, opts, placeholder)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,7 +84,7 @@ func resolveNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, placeholder n
 		atMax := *mc
 		atMax.Spec.Size = mc.Spec.MaxSize
 		var err error
-		if data, err = entrypointData(&atMax, placeholder); err != nil {
+		if data, err = entrypointData(&atMax, opts, placeholder); err != nil {
 			return names{}, err
 		}
 	}

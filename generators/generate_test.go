@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
@@ -406,6 +407,67 @@ func TestViewMedium(t *testing.T) {
 			t.Fatal("no view volume")
 		})
 	}
+}
+
+// TestViewSource: with view-source ImageVolume the broker pod has an image volume of the view
+// image, which every container mounts read-only in the view volume, and all but the init
+// container also its software at /opt/software. By default there is no image volume.
+func TestViewSource(t *testing.T) {
+	const view = "ghcr.io/converged-computing/flux-view-rocky:tag-9"
+	doc := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  flux:\n    container:\n      image: "+view+"\n      pullAlways: true", 1)
+	sidecar := strings.Replace(doc, "      command: echo hello world\n", "      command: echo hello world\n      runFlux: true\n    - image: nginx\n      name: web\n", 1)
+	imageVolume := func(doc string) string {
+		return strings.Replace(doc, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/view-source: ImageVolume", 1)
+	}
+	imageMounts := func(c corev1.Container) []corev1.VolumeMount {
+		var out []corev1.VolumeMount
+		for _, m := range c.VolumeMounts {
+			if m.Name == "flux-view-image" {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	t.Run("Copy", func(t *testing.T) {
+		objs, _ := generate(t, sidecar)
+		pod := brokerJobOf(t, objs).Spec.Template.Spec
+		for _, v := range pod.Volumes {
+			if v.Image != nil {
+				t.Errorf("image volume %s without the option", toJSON(t, v))
+			}
+		}
+	})
+	t.Run("ImageVolume", func(t *testing.T) {
+		objs, _ := generate(t, imageVolume(sidecar))
+		pod := brokerJobOf(t, objs).Spec.Template.Spec
+		var volume *corev1.ImageVolumeSource
+		for _, v := range pod.Volumes {
+			if v.Name == "flux-view-image" {
+				volume = v.Image
+			}
+		}
+		if volume == nil || volume.Reference != view || volume.PullPolicy != corev1.PullAlways {
+			t.Fatalf("volumes %s, want flux-view-image: the image %s, pulled always", toJSON(t, pod.Volumes), view)
+		}
+		whole := corev1.VolumeMount{Name: "flux-view-image", MountPath: "/mnt/flux/view-image", ReadOnly: true}
+		if got := imageMounts(pod.InitContainers[0]); !equality.Semantic.DeepEqual(got, []corev1.VolumeMount{whole}) {
+			t.Errorf("the init container mounts %s, want %s", toJSON(t, got), toJSON(t, whole))
+		}
+		want := []corev1.VolumeMount{
+			whole,
+			{Name: "flux-view-image", MountPath: "/opt/software", SubPath: "opt/software", ReadOnly: true},
+		}
+		for _, c := range pod.Containers {
+			if got := imageMounts(c); !equality.Semantic.DeepEqual(got, want) {
+				t.Errorf("container %s mounts %s, want %s", c.Name, toJSON(t, got), toJSON(t, want))
+			}
+			for _, m := range c.VolumeMounts {
+				if m.MountPath == "/opt/software" && m.Name != "flux-view-image" {
+					t.Errorf("container %s also mounts %s at /opt/software", c.Name, m.Name)
+				}
+			}
+		}
+	})
 }
 
 // TestCurveSources: where the broker pods get the certificate from, for each way of giving it.

@@ -65,10 +65,10 @@ func brokerPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names)
 	spec.Overhead = s.Pod.Resources
 	spec.Affinity = affinity(mc)
 	spec.ImagePullSecrets = pullSecrets(s.Containers)
-	spec.InitContainers = []corev1.Container{viewContainer(mc)}
+	spec.InitContainers = []corev1.Container{viewContainer(mc, opts)}
 	spec.Volumes = append(fluxVolumes(mc, opts, n), userVolumes(s.Containers)...)
 	for i, c := range s.Containers {
-		spec.Containers = append(spec.Containers, appContainer(mc, i, c))
+		spec.Containers = append(spec.Containers, appContainer(mc, opts, i, c))
 	}
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: copyInto(nil, s.Pod.Annotations)},
@@ -98,8 +98,8 @@ func basePodSpec(mc *v1alpha2.MiniCluster) corev1.PodSpec {
 }
 
 // viewContainer is the init container that copies Flux from the view image into the shared
-// emptyDir and writes the broker config.
-func viewContainer(mc *v1alpha2.MiniCluster) corev1.Container {
+// emptyDir (or links it in the view image's volume) and writes the broker config.
+func viewContainer(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) corev1.Container {
 	fc := &mc.Spec.Flux.Container
 	c := corev1.Container{
 		Name:            fc.Name,
@@ -116,13 +116,17 @@ func viewContainer(mc *v1alpha2.MiniCluster) corev1.Container {
 			{Name: volumeEntrypoint, MountPath: EntrypointMountPath, ReadOnly: true},
 		},
 	}
+	if opts.ViewSource == v1alpha2.ViewSourceImageVolume {
+		// It runs the view image, but finds the view in the volume: the volume is what the other
+		// containers see, and the link it writes must point where they mount it.
+		c.VolumeMounts = slices.Insert(c.VolumeMounts, 1, viewImageMount(fc.MountPath))
+	}
 	c.SecurityContext = securityContext(fc.SecurityContext)
 	return c
 }
 
 // appContainer is containers[i] of the broker pod: the broker (runFlux) or a sidecar.
-func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterContainer) corev1.Container {
-	fc := &mc.Spec.Flux.Container
+func appContainer(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, i int, mcc v1alpha2.MiniClusterContainer) corev1.Container {
 	c := corev1.Container{
 		Name:            mcc.Name,
 		Image:           mcc.Image,
@@ -134,17 +138,9 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 		Lifecycle:       lifecycle(mcc.LifeCycle),
 		// As the operator: `kubectl attach -it` works, and programs that run directly under
 		// flux start see a terminal, so their output is line-buffered, not block-buffered.
-		Stdin: true,
-		TTY:   true,
-		VolumeMounts: []corev1.VolumeMount{
-			{Name: fc.Name, MountPath: fc.MountPath},
-			// The software the init container copied from the view image, where the view's links
-			// point: mounted, not copied again by every container (the copies were most of a pod's
-			// time to ready on the live cluster).
-			{Name: fc.Name, MountPath: softwareMountPath, SubPath: viewSoftwareDir},
-			{Name: volumeHome, MountPath: homeMountPath},
-			{Name: volumeEntrypoint, MountPath: EntrypointMountPath, ReadOnly: true},
-		},
+		Stdin:        true,
+		TTY:          true,
+		VolumeMounts: viewMounts(mc, opts),
 	}
 	switch {
 	case mcc.RunFlux:
@@ -158,6 +154,34 @@ func appContainer(mc *v1alpha2.MiniCluster, i int, mcc v1alpha2.MiniClusterConta
 	c.VolumeMounts = append(c.VolumeMounts, userMounts(mcc)...)
 	c.SecurityContext = securityContext(mcc.SecurityContext)
 	return c
+}
+
+// viewMounts are the mounts of the view that every container of the broker pod but the init
+// container has: the view volume, and the view image's software where the view's links point,
+// mounted rather than copied again by every container (the copies were most of a pod's time to
+// ready on the live cluster). With view-source ImageVolume both come from the image volume,
+// read-only: the software with subPath, and the whole image inside the view volume (as in the init
+// container), where the init container's link to the view points (newPodLayout: View,
+// ViewImageMount).
+func viewMounts(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) []corev1.VolumeMount {
+	fc := &mc.Spec.Flux.Container
+	software := corev1.VolumeMount{Name: fc.Name, MountPath: softwareMountPath, SubPath: viewSoftwareDir}
+	mounts := []corev1.VolumeMount{{Name: fc.Name, MountPath: fc.MountPath}}
+	if opts.ViewSource == v1alpha2.ViewSourceImageVolume {
+		software = corev1.VolumeMount{Name: volumeViewImage, MountPath: softwareMountPath, SubPath: viewImageSoftwareSubPath, ReadOnly: true}
+		mounts = append(mounts, viewImageMount(fc.MountPath))
+	}
+	return append(mounts,
+		software,
+		corev1.VolumeMount{Name: volumeHome, MountPath: homeMountPath},
+		corev1.VolumeMount{Name: volumeEntrypoint, MountPath: EntrypointMountPath, ReadOnly: true},
+	)
+}
+
+// viewImageMount mounts the whole view image (view-source ImageVolume) inside the view volume,
+// mounted at base.
+func viewImageMount(base string) corev1.VolumeMount {
+	return corev1.VolumeMount{Name: volumeViewImage, MountPath: newPodLayout(base).ViewImageMount, ReadOnly: true}
 }
 
 // readyCheckWait is how long one check of broker-ready.sh waits for its broker to join before it

@@ -16,6 +16,12 @@ const (
 	// The view image's flux install: /opt/view links to /opt/views/._view/<hash>.
 	viewImageLink = "/opt/view"
 	viewImageDirs = "/opt/views/._view"
+	// The image volume of the view image (view-source ImageVolume): its /opt/software, mounted at
+	// softwareMountPath, and the whole image, mounted in the view volume at viewImageDir.
+	// Mounted there rather than at /opt/views, where an application image built with spack has a
+	// view of its own.
+	viewImageSoftwareSubPath = "opt/software"
+	viewImageDir             = "view-image"
 
 	// customScriptPath is where commands.script is written in a container.
 	customScriptPath = "/tmp/custom-entrypoint.sh"
@@ -47,14 +53,17 @@ type podLayout struct {
 	CustomScript  string // commands.script, written by the script that runs it
 
 	// The shared volume.
-	Base         string // flux.container.mountPath
-	View         string // the flux install copied from the view image
-	ViewSoftware string // the view image's Software, copied
-	InitDone     string // marker: the init container is done
-	BrokerDone   string // marker: this broker is done
-	ViewEnv      string // helper: sources the view's environment (PATH, PYTHONPATH, fluxsocket)
-	Connect      string // helper: a shell in the instance (flux proxy)
-	LoadFluxion  string // helper: replaces sched-simple by Fluxion
+	Base string // flux.container.mountPath
+	View string // the flux install copied from the view image, or a link into ViewImageMount
+	// ViewImageMount is where every container of the pod mounts the whole view image
+	// (view-source ImageVolume).
+	ViewImageMount string
+	ViewSoftware   string // the view image's Software, copied
+	InitDone       string // marker: the init container is done
+	BrokerDone     string // marker: this broker is done
+	ViewEnv        string // helper: sources the view's environment (PATH, PYTHONPATH, fluxsocket)
+	Connect        string // helper: a shell in the instance (flux proxy)
+	LoadFluxion    string // helper: replaces sched-simple by Fluxion
 
 	// The config tree, owned by the broker's user, and the files in it.
 	Config         string // the config tree's root
@@ -94,14 +103,15 @@ func newPodLayout(mountPath string) podLayout {
 		ViewImageDirs:      viewImageDirs,
 		CustomScript:       customScriptPath,
 
-		Base:         mountPath,
-		View:         path.Join(mountPath, "view"),
-		ViewSoftware: path.Join(mountPath, viewSoftwareDir),
-		InitDone:     path.Join(mountPath, "flux-operator-done.txt"),
-		BrokerDone:   path.Join(mountPath, "flux-operator-complete.txt"),
-		ViewEnv:      path.Join(mountPath, "flux-view.sh"),
-		Connect:      path.Join(mountPath, "flux-connect.sh"),
-		LoadFluxion:  path.Join(mountPath, "load-fluxion.sh"),
+		Base:           mountPath,
+		View:           path.Join(mountPath, "view"),
+		ViewImageMount: path.Join(mountPath, viewImageDir),
+		ViewSoftware:   path.Join(mountPath, viewSoftwareDir),
+		InitDone:       path.Join(mountPath, "flux-operator-done.txt"),
+		BrokerDone:     path.Join(mountPath, "flux-operator-complete.txt"),
+		ViewEnv:        path.Join(mountPath, "flux-view.sh"),
+		Connect:        path.Join(mountPath, "flux-connect.sh"),
+		LoadFluxion:    path.Join(mountPath, "load-fluxion.sh"),
 
 		Config:         config,
 		ConfigDir:      path.Join(config, "etc/flux/config"),

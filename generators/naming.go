@@ -77,6 +77,7 @@ const (
 	volumeHome       = v1alpha2.VolumeHome
 	volumeEntrypoint = v1alpha2.VolumeEntrypoint
 	volumeCurve      = v1alpha2.VolumeCurve
+	volumeViewImage  = v1alpha2.VolumeViewImage
 )
 
 // WaitScriptKey is the entrypoint ConfigMap key of the broker script of containers[i].

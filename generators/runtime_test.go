@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
@@ -81,7 +82,7 @@ func TestBrokerOwner(t *testing.T) {
 			if got := brokerOwner(mc); got != tc.want {
 				t.Errorf("brokerOwner = %q, want %q", got, tc.want)
 			}
-			init, err := render("init.sh", initData{scriptCommon: newScriptCommon(mc), BrokerOwner: brokerOwner(mc), Hostlist: "h-0"})
+			init, err := render("init.sh", initData{scriptCommon: newScriptCommon(mc, v1alpha2.Options{}), BrokerOwner: brokerOwner(mc), Hostlist: "h-0"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -487,7 +488,8 @@ func readFile(t *testing.T, name string) string {
 
 // The view image's software is copied once per pod, by the init container, and mounted where the
 // view's links point in every other container; copying it again in each container was most of a
-// pod's time to ready on the live cluster.
+// pod's time to ready on the live cluster. With view-source ImageVolume nothing is copied: every
+// other container mounts the software from the view image's volume.
 func TestSoftwareMountedNotCopied(t *testing.T) {
 	for _, c := range entrypointCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -495,7 +497,13 @@ func TestSoftwareMountedNotCopied(t *testing.T) {
 			if mc.Spec.Flux.Container.Disable {
 				return
 			}
-			if pod := newPodLayout(mc.Spec.Flux.Container.MountPath); !strings.Contains(data[InitScriptKey], "cp -R "+softwareMountPath+"/. "+pod.Base+"/"+viewSoftwareDir+"/\n") {
+			opts := optionsOf(t, mc)
+			fromImage := opts.ViewSource == v1alpha2.ViewSourceImageVolume
+			pod := newPodLayout(mc.Spec.Flux.Container.MountPath)
+			switch copies := strings.Contains(data[InitScriptKey], "cp -R "+softwareMountPath+"/. "+pod.Base+"/"+viewSoftwareDir+"/\n"); {
+			case fromImage && strings.Contains(data[InitScriptKey], "cp "):
+				t.Errorf("flux-init.sh copies with view-source ImageVolume")
+			case !fromImage && !copies:
 				t.Errorf("flux-init.sh does not copy %s to %s/%s", softwareMountPath, pod.Base, viewSoftwareDir)
 			}
 			for k, v := range data {
@@ -503,16 +511,20 @@ func TestSoftwareMountedNotCopied(t *testing.T) {
 					t.Errorf("%s copies the software again", k)
 				}
 			}
-			job := brokerJob(mc, v1alpha2.Options{}, n)
+			want := corev1.VolumeMount{Name: mc.Spec.Flux.Container.Name, MountPath: softwareMountPath, SubPath: viewSoftwareDir}
+			if fromImage {
+				want = corev1.VolumeMount{Name: volumeViewImage, MountPath: softwareMountPath, SubPath: viewImageSoftwareSubPath, ReadOnly: true}
+			}
+			job := brokerJob(mc, opts, n)
 			for _, ctr := range job.Spec.Template.Spec.Containers {
 				found := false
 				for _, m := range ctr.VolumeMounts {
 					if m.MountPath == softwareMountPath {
-						found = m.Name == mc.Spec.Flux.Container.Name && m.SubPath == viewSoftwareDir
+						found = equality.Semantic.DeepEqual(m, want)
 					}
 				}
 				if !found {
-					t.Errorf("container %s does not mount the view volume's %s at %s", ctr.Name, viewSoftwareDir, softwareMountPath)
+					t.Errorf("container %s does not mount %s's %s at %s", ctr.Name, want.Name, want.SubPath, softwareMountPath)
 				}
 			}
 		})
@@ -610,7 +622,7 @@ func TestBrokerCommandSplitting(t *testing.T) {
 			sb := newSandbox(t, caseNamed(t, "hello-world"))
 			sb.mc.Spec.Containers[0].Command = c.command
 			sb.mc.Spec.Containers[0].Launcher = c.launcher
-			data, err := entrypointData(sb.mc, sb.n)
+			data, err := entrypointData(sb.mc, v1alpha2.Options{}, sb.n)
 			if err != nil {
 				t.Fatal(err)
 			}

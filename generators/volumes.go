@@ -20,7 +20,7 @@ const (
 )
 
 // fluxVolumes are the volumes every broker pod has: the view (with the view image's /opt/software),
-// scratch space, the scripts and the certificate.
+// scratch space, the scripts and the certificate; with view-source ImageVolume, the view image too.
 func fluxVolumes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) []corev1.Volume {
 	vols := []corev1.Volume{
 		{Name: volumeHome, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
@@ -30,6 +30,12 @@ func fluxVolumes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) []cor
 			DefaultMode:          ptr.To(scriptMode),
 		}}},
 		curveVolume(opts, n),
+	}
+	if opts.ViewSource == v1alpha2.ViewSourceImageVolume {
+		fc := &mc.Spec.Flux.Container
+		vols = append(vols, corev1.Volume{Name: volumeViewImage, VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{
+			Reference: fc.Image, PullPolicy: pullPolicy(fc.PullAlways, ""),
+		}}})
 	}
 	return vols
 }

@@ -29,6 +29,25 @@ const (
 	// view, and the broker's config, run and state directories): "Memory" or "Disk". Unset, the
 	// generator chooses (see generators.viewMedium).
 	ViewMediumAnnotation = OptionPrefix + "view-medium"
+	// ViewSourceAnnotation says how the broker containers get the flux view: "Copy" (default),
+	// copied by the init container into the view volume as the operator does, or "ImageVolume",
+	// mounted read-only from an image volume of the view image (the node must support them).
+	ViewSourceAnnotation = OptionPrefix + "view-source"
+)
+
+// knownOptions are the keys ParseOptions reads, as its error for an unknown key lists them.
+var knownOptions = []string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation, CurveKindAnnotation, ViewMediumAnnotation, ViewSourceAnnotation}
+
+// ViewSource is how the broker containers get the flux view.
+type ViewSource string
+
+const (
+	// ViewSourceCopy: every broker pod's init container copies the view into the view volume.
+	ViewSourceCopy ViewSource = "Copy"
+	// ViewSourceImageVolume: the pods mount the view image as an image volume (Kubernetes 1.35 or
+	// later, 1.33 and 1.34 with the ImageVolume feature gate, and a runtime that mounts them, such
+	// as containerd 2.1 or later); nothing is copied.
+	ViewSourceImageVolume ViewSource = "ImageVolume"
 )
 
 // ViewMedium is the medium of the broker pods' view volume.
@@ -70,13 +89,15 @@ type Options struct {
 	// ViewMedium is "" unless the annotation sets it. Not hashed either: it changes the pod
 	// template's view volume, which is.
 	ViewMedium ViewMedium `json:"-"`
+	// ViewSource is not hashed either: it changes the pod template's volumes and the init script.
+	ViewSource ViewSource `json:"-"`
 }
 
 // ParseOptions reads our annotations. Unknown keys under OptionPrefix are errors: a typo in an
 // option must not silently fall back to a default.
 func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 	var errs field.ErrorList
-	opts := Options{JobNaming: JobNamingHash, CurveKind: CurveKindSecret}
+	opts := Options{JobNaming: JobNamingHash, CurveKind: CurveKindSecret, ViewSource: ViewSourceCopy}
 	base := field.NewPath("metadata", "annotations")
 	keys := make([]string, 0, len(m.Annotations))
 	for k := range m.Annotations {
@@ -106,9 +127,10 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 			errs = append(errs, setOneOf(&opts.CurveKind, p, v, CurveKindSecret, CurveKindConfigMap)...)
 		case ViewMediumAnnotation:
 			errs = append(errs, setOneOf(&opts.ViewMedium, p, v, ViewMediumMemory, ViewMediumDisk)...)
+		case ViewSourceAnnotation:
+			errs = append(errs, setOneOf(&opts.ViewSource, p, v, ViewSourceCopy, ViewSourceImageVolume)...)
 		default:
-			errs = append(errs, field.Invalid(p, v, "unknown option; known options are "+
-				strings.Join([]string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation, CurveKindAnnotation, ViewMediumAnnotation}, ", ")))
+			errs = append(errs, field.Invalid(p, v, "unknown option; known options are "+strings.Join(knownOptions, ", ")))
 		}
 	}
 	if reason := m.UserNamedHosts(); reason != "" {
@@ -127,6 +149,10 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 	if opts.CurveSecret != "" && opts.CurveKind == CurveKindConfigMap {
 		errs = append(errs, field.Forbidden(base.Key(CurveKindAnnotation),
 			CurveSecretAnnotation+" mounts that Secret; the certificate cannot also be a ConfigMap"))
+	}
+	if opts.ViewSource == ViewSourceImageVolume && m.Spec.Flux.Container.Disable {
+		errs = append(errs, field.Forbidden(base.Key(ViewSourceAnnotation),
+			"spec.flux.container.disable is set: there is no view image to mount; the application image brings flux"))
 	}
 	return opts, errs
 }

@@ -24,6 +24,8 @@ const (
 	VolumeHome       = "flux-operator-home"
 	VolumeEntrypoint = "flux-entrypoint"
 	VolumeCurve      = "flux-curve"
+	// VolumeViewImage is the image volume of the view image (the view-source option ImageVolume).
+	VolumeViewImage = "flux-view-image"
 )
 
 // maxIndexedJobParallelism is the largest parallelism the Kubernetes API server accepts for an
@@ -135,6 +137,9 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 		errs = append(errs, field.Required(cp, "at least one container is needed"))
 	}
 	reservedVolumes := []string{VolumeSoftware, VolumeHome, VolumeEntrypoint, VolumeCurve, s.Flux.Container.Name}
+	if opts.ViewSource == ViewSourceImageVolume {
+		reservedVolumes = append(reservedVolumes, VolumeViewImage)
+	}
 	var runFlux []string
 	names := map[string]string{
 		s.Flux.Container.Name: "spec.flux.container.name (the flux-view init container)",

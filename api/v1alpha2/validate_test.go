@@ -339,3 +339,43 @@ func TestViewMediumOption(t *testing.T) {
 		})
 	}
 }
+
+// TestViewSourceOption: the view is copied unless the option asks for an image volume; the option
+// spelled otherwise, or an image volume with no view image (flux.container.disable), are errors
+// at the annotation, and the image volume's name is then reserved.
+func TestViewSourceOption(t *testing.T) {
+	const field = "metadata.annotations[minicluster-fn.dev/view-source]"
+	for name, tc := range map[string]struct {
+		annotations string
+		want        ViewSource
+		errAt       string
+	}{
+		"unset":       {"", ViewSourceCopy, ""},
+		"Copy":        {"minicluster-fn.dev/view-source: Copy", ViewSourceCopy, ""},
+		"ImageVolume": {"minicluster-fn.dev/view-source: ImageVolume", ViewSourceImageVolume, ""},
+		"lower case":  {"minicluster-fn.dev/view-source: imagevolume", ViewSourceCopy, field},
+		"image":       {"minicluster-fn.dev/view-source: image", ViewSourceCopy, field},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if opts := optionsOf(t, tc.annotations, tc.errAt); opts.ViewSource != tc.want {
+				t.Errorf("ViewSource = %q, want %q", opts.ViewSource, tc.want)
+			}
+		})
+	}
+	imageVolume := strings.Replace(base, "  name: flux-sample\n", "  name: flux-sample\n  annotations: {minicluster-fn.dev/view-source: ImageVolume}\n", 1)
+	for name, tc := range map[string]struct {
+		doc  string
+		want []string
+	}{
+		"no view image": {imageVolume + "  flux: {container: {disable: true}}\n  containers: [{image: a}]\n", []string{field}},
+		"its volume name": {imageVolume + "  containers: [{image: a, volumes: {flux-view-image: {path: /x, emptyDir: true}}}]\n",
+			[]string{"spec.containers[0].volumes[flux-view-image]"}},
+		"the volume name without the option": {base + "  containers: [{image: a, volumes: {flux-view-image: {path: /x, emptyDir: true}}}]\n", nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := check(t, tc.doc); !slices.Equal(got, tc.want) {
+				t.Errorf("errors at %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,7 +1,13 @@
 {{- /* view: where the flux view and the config tree are. Used by wait.sh and start.sh. */ -}}
 {{define "view" -}}
+{{if .ViewFromImage -}}
+# The shared volume, the flux view (a link to it in the view image's volume, which the init
+# container wrote) and the config tree. The script names the files in them by their paths;
+# commands.* hooks may read these variables.
+{{else -}}
 # The shared volume, the flux view (copied there by the init container) and the config tree. The
 # script names the files in them by their paths; commands.* hooks may read these variables.
+{{end -}}
 # shellcheck disable=SC2034 # for commands.* hooks
 viewbase={{shq .Pod.Base}}
 {{- if .ViewDisabled}}
@@ -18,6 +24,11 @@ echo "Flux install root: ${viewroot}"
 export PATH="${PATH}:${viewroot}/bin"
 {{- end}}
 
+{{if .ViewFromImage -}}
+# The software the view brings along is mounted from the view image's volume at {{.Pod.Software}},
+# where the view's links point: nothing to copy here.
+{{- else -}}
 # The software the view brings along (the init container copied it to {{.Pod.ViewSoftware}}) is
 # mounted at {{.Pod.Software}}, where the view's links point: nothing to copy here.
+{{- end}}
 {{- end}}

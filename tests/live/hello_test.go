@@ -99,12 +99,36 @@ func checkHelloWorld(t *testing.T, ns, instance string, manifests []byte) {
 }
 
 // TestHelloRanks runs hello-world with a command that shows the instance from rank 0: all 4 brokers
-// joined (flux resource list, flux overlay status) and a job on 4 nodes runs on every pod.
+// joined (flux resource list, flux overlay status) and a job on 4 nodes runs on every pod. Both
+// ways of giving the brokers the flux view: copied by the init containers (the default), and
+// mounted from an image volume of the view image (minicluster-fn.dev/view-source: ImageVolume,
+// which the node's containerd 2 mounts).
 func TestHelloRanks(t *testing.T) {
 	requireImages(t)
 	const instance = "hello-ranks"
-	ns := namespace(t, "hello-ranks")
-	apply(t, renderKustomize(t, ns, fnDir(t, instance)))
+	t.Run("copy", func(t *testing.T) {
+		checkHelloRanks(t, instance, namespace(t, "hello-ranks"), fnDir(t, instance))
+	})
+	t.Run("image volume", func(t *testing.T) {
+		dir := fnDir(t, instance)
+		setCommand(t, dir, "  annotations:\n", "  annotations:\n    minicluster-fn.dev/view-source: ImageVolume\n")
+		ns := namespace(t, "hello-ranks-image")
+		checkHelloRanks(t, instance, ns, dir)
+		// The brokers ran flux from the view image's volume: the view volume holds only a link
+		// into it (TestEntrypointRunInitImageVolume), so they could not have run without it.
+		j := brokerJob(t, ns, instance)
+		refs := strings.TrimSpace(mustKube(t, nil, "get", "job", "-n", ns, j.Metadata.Name, "-o", "jsonpath={.spec.template.spec.volumes[?(@.image)].image.reference}"))
+		if refs != suite.images.view {
+			t.Errorf("the broker pods' image volumes are of %q, want one of the view image %s", refs, suite.images.view)
+		}
+	})
+}
+
+// checkHelloRanks applies the hello-ranks MiniCluster of dir (fnDir) in ns and checks what rank 0
+// shows of the instance.
+func checkHelloRanks(t *testing.T, instance, ns, dir string) {
+	t.Helper()
+	apply(t, renderKustomize(t, ns, dir))
 	certificate(t, ns, instance)
 	j := brokerJob(t, ns, instance)
 	jobComplete(t, ns, j.Metadata.Name, completeLimit)
