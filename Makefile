@@ -221,8 +221,9 @@ bench-live: build bin/kustomize bin/kpt
 
 ## bench-sidebyside: the Flux Framework operator and our render side by side on the live cluster:
 ## hello-world at each size of LIVE_BENCH_SIZES, LIVE_BENCH_RUNS interleaved runs per size, apply ->
-## all ranks joined and -> Job complete on each side, with the floors of bare pods and of brokers
-## alone measured in the same runs: tests/live's BenchmarkSideBySide (docs/benchmarks.md). Like
+## all ranks joined and -> Job complete on each side (the operator; ours with the view copied, and
+## with it from an image volume), with the floors of bare pods and of brokers alone measured in the
+## same runs: tests/live's BenchmarkSideBySide (docs/benchmarks.md). Like
 ## bench-live it brings the cluster up (or uses a running one) and skips loudly where the machine
 ## cannot run a kubelet; it starts the operator as make operator-up does unless it runs.
 LIVE_BENCH_SIZES ?= 4 8 16 32

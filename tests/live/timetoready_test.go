@@ -49,7 +49,7 @@ func BenchmarkTimeToReady(b *testing.B) {
 		b.StartTimer()
 	}
 	b.StopTimer()
-	reportReadyRuns(b, runs)
+	reportReadyRuns(b, runs, "", "")
 }
 
 // readyRun is one run's milestones, from the start of the apply (0: not seen), of a MiniCluster
@@ -419,8 +419,9 @@ func mountBackoff(kubeletLog string, offset int64, ns, instance string, pods map
 	return out, nil
 }
 
-// reportReadyRuns prints the medians of the runs and reports them as the benchmark's metrics.
-func reportReadyRuns(b *testing.B, runs []readyRun) {
+// reportReadyRuns prints the runs' breakdown as a table and reports its medians as metrics. what
+// says which render it is ("" for the default), and suffix ends the metrics' units ("" for it too).
+func reportReadyRuns(b *testing.B, runs []readyRun, what, suffix string) {
 	if len(runs) == 0 {
 		return
 	}
@@ -449,7 +450,7 @@ func reportReadyRuns(b *testing.B, runs []readyRun) {
 		{"per pod: certificate -> init started", "s-cert-to-init", func(r readyRun) []time.Duration { return r.certToInit }},
 	}
 	var table strings.Builder
-	fmt.Fprintf(&table, "time to ready, hello-world size %d, %d runs (seconds from the start of kubectl apply):\n", size, len(runs))
+	fmt.Fprintf(&table, "time to ready, hello-world%s size %d, %d runs (seconds from the start of kubectl apply):\n", what, size, len(runs))
 	fmt.Fprintf(&table, "| milestone | median | min | max | seen in |\n|---|---|---|---|---|\n")
 	for _, c := range columns {
 		var all []time.Duration
@@ -467,7 +468,7 @@ func reportReadyRuns(b *testing.B, runs []readyRun) {
 		slices.Sort(all)
 		med := median(all)
 		fmt.Fprintf(&table, "| %s | %.2f | %.2f | %.2f | %d of %d runs |\n", c.name, med.Seconds(), all[0].Seconds(), all[len(all)-1].Seconds(), seen, len(runs))
-		b.ReportMetric(med.Seconds(), c.unit)
+		b.ReportMetric(med.Seconds(), c.unit+suffix)
 	}
 	fmt.Fprint(os.Stderr, table.String())
 }
