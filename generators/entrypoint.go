@@ -170,7 +170,9 @@ type scriptCommon struct {
 	Strict       bool
 	ViewDisabled bool
 	// ViewFromImage: the view image's volume has the view (view-source ImageVolume).
-	ViewFromImage   bool
+	ViewFromImage bool
+	// InitInBroker: the broker script runs flux-init.sh, and the pod has no init container.
+	InitInBroker    bool
 	PythonPath      string
 	SchedulerSimple bool
 	Environment     []envVar // flux.environment, sorted by name
@@ -276,6 +278,7 @@ func newScriptCommon(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) scriptComm
 		Strict:          mc.Spec.Logging.Strict,
 		ViewDisabled:    f.Container.Disable,
 		ViewFromImage:   opts.ViewSource == v1alpha2.ViewSourceImageVolume,
+		InitInBroker:    initInBroker(mc, opts),
 		PythonPath:      f.Container.PythonPath,
 		SchedulerSimple: f.Scheduler.Simple,
 	}

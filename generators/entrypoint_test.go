@@ -762,6 +762,11 @@ func newSandbox(t *testing.T, c entrypointCase) *sandbox {
 		}
 	}
 	for k, v := range data {
+		if k == InitScriptKey {
+			// The broker script runs it from there when the pod has no init container
+			// (initInBroker): with the sandbox's paths, as sb.run runs it.
+			v = sb.script(k)
+		}
 		write(filepath.Join("cm", k), v, 0o644)
 	}
 	write("curve/curve.cert", "metadata\n    name = \"test\"\ncurve\n    public-key = \"x\"\n    secret-key = \"SECRET\"\n", 0o440)
@@ -927,10 +932,14 @@ func TestEntrypointRunInit(t *testing.T) {
 }
 
 // TestEntrypointRunInitImageVolume: with view-source ImageVolume, flux-init.sh copies nothing; it
-// links the view in the view image's volume, and the broker script runs flux through that link.
-// A volume without a view, or without /opt/software, fails the init container, saying so.
+// links the view in the view image's volume. The pod of a lone broker has no init container: its
+// broker script runs flux-init.sh first, then flux through that link. A volume without a view, or
+// without /opt/software, fails it, saying so.
 func TestEntrypointRunInitImageVolume(t *testing.T) {
 	sb := newSandbox(t, caseNamed(t, "view-image-volume"))
+	if !initInBroker(sb.mc, optionsOf(t, sb.mc)) {
+		t.Fatal("the case's pod has an init container; this test runs the broker script alone")
+	}
 	mp := sb.mc.Spec.Flux.Container.MountPath
 	// The image volume as the kubelet mounts it: the view image at <mount path>/view-image. The
 	// sandbox moves the image's /opt/views/ and /opt/software under the sandbox (sandbox.script),
@@ -945,19 +954,16 @@ func TestEntrypointRunInitImageVolume(t *testing.T) {
 	if err := os.Symlink(filepath.Join(sb.dir, "views/._view/h4sh"), view); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr := sb.run(t, InitScriptKey, 1); stderr != "" {
-		t.Errorf("unexpected stderr: %s", stderr)
-	}
+	sb.run(t, WaitScriptKey(0), 0)
 	if link, err := os.Readlink(filepath.Join(mp, "view")); err != nil || link != view {
 		t.Errorf("view links to %q (%v), want %s", link, err, view)
 	}
-	for _, f := range []string{"software", "config/run/flux", "flux-operator-done.txt"} {
+	for _, f := range []string{"software", "config/run/flux", "config/etc/flux/config/broker.toml", "flux-operator-done.txt"} {
 		_, err := os.Stat(filepath.Join(mp, f))
 		if want := f != "software"; (err == nil) != want {
 			t.Errorf("%s exists: %v, want %v (nothing is copied)", f, err == nil, want)
 		}
 	}
-	sb.run(t, WaitScriptKey(0), 0)
 	if calls := sb.fluxCalls(t); len(calls) == 0 || calls[len(calls)-1][0] != "start" {
 		t.Errorf("the broker script did not run flux start through the linked view: %v", calls)
 	}
@@ -970,8 +976,8 @@ func TestEntrypointRunInitImageVolume(t *testing.T) {
 			if err := os.RemoveAll(tc.remove); err != nil {
 				t.Fatal(err)
 			}
-			res := sb.runStatus(t, InitScriptKey, 2)
-			if res.code == 0 || !strings.Contains(res.stderr, tc.want) {
+			res := sb.runStatus(t, WaitScriptKey(0), 2)
+			if res.code == 0 || !strings.Contains(res.stderr, tc.want) || !strings.Contains(res.stderr, "failed (see above)") {
 				t.Errorf("exit %d, stderr %q; want a failure saying it %s", res.code, res.stderr, tc.want)
 			}
 		})

@@ -411,7 +411,9 @@ func TestViewMedium(t *testing.T) {
 
 // TestViewSource: with view-source ImageVolume the broker pod has an image volume of the view
 // image, which every container mounts read-only in the view volume, and all but the init
-// container also its software at /opt/software. By default there is no image volume.
+// container also its software at /opt/software. A pod with sidecars keeps its init container; a
+// lone broker's pod has none (its broker script does that work). By default there is no image
+// volume.
 func TestViewSource(t *testing.T) {
 	const view = "ghcr.io/converged-computing/flux-view-rocky:tag-9"
 	doc := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  flux:\n    container:\n      image: "+view+"\n      pullAlways: true", 1)
@@ -450,6 +452,9 @@ func TestViewSource(t *testing.T) {
 			t.Fatalf("volumes %s, want flux-view-image: the image %s, pulled always", toJSON(t, pod.Volumes), view)
 		}
 		whole := corev1.VolumeMount{Name: "flux-view-image", MountPath: "/mnt/flux/view-image", ReadOnly: true}
+		if len(pod.InitContainers) != 1 {
+			t.Fatalf("%d init containers, want 1: the sidecar starts beside the broker and expects the view ready", len(pod.InitContainers))
+		}
 		if got := imageMounts(pod.InitContainers[0]); !equality.Semantic.DeepEqual(got, []corev1.VolumeMount{whole}) {
 			t.Errorf("the init container mounts %s, want %s", toJSON(t, got), toJSON(t, whole))
 		}
@@ -466,6 +471,16 @@ func TestViewSource(t *testing.T) {
 					t.Errorf("container %s also mounts %s at /opt/software", c.Name, m.Name)
 				}
 			}
+		}
+	})
+	t.Run("ImageVolume, the broker alone", func(t *testing.T) {
+		objs, _ := generate(t, imageVolume(doc))
+		pod := brokerJobOf(t, objs).Spec.Template.Spec
+		if len(pod.InitContainers) != 0 || len(pod.Containers) != 1 {
+			t.Fatalf("%d init containers and %d containers, want the broker container alone", len(pod.InitContainers), len(pod.Containers))
+		}
+		if got := imageMounts(pod.Containers[0]); len(got) != 2 {
+			t.Errorf("the broker container mounts %s, want the image and its software", toJSON(t, got))
 		}
 	})
 }

@@ -65,7 +65,9 @@ func brokerPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names)
 	spec.Overhead = s.Pod.Resources
 	spec.Affinity = affinity(mc)
 	spec.ImagePullSecrets = pullSecrets(s.Containers)
-	spec.InitContainers = []corev1.Container{viewContainer(mc, opts)}
+	if !initInBroker(mc, opts) {
+		spec.InitContainers = []corev1.Container{viewContainer(mc, opts)}
+	}
 	spec.Volumes = append(fluxVolumes(mc, opts, n), userVolumes(s.Containers)...)
 	for i, c := range s.Containers {
 		spec.Containers = append(spec.Containers, appContainer(mc, opts, i, c))
@@ -95,6 +97,18 @@ func basePodSpec(mc *v1alpha2.MiniCluster) corev1.PodSpec {
 		spec.SecurityContext = sc.DeepCopy()
 	}
 	return spec
+}
+
+// initInBroker says whether the broker container prepares the view volume itself (it runs
+// flux-init.sh first), so that the pod has no init container: with view-source ImageVolume there
+// is nothing to copy, and in a pod whose only container is the broker nothing else waits for that
+// work. On the live cluster an init container's start, and the kubelet's relist after its exit
+// before the broker container starts, were about 1 s of every broker pod's start (from the init
+// container's start to the broker container running; docs/benchmarks.md). A pod with sidecars
+// keeps the init container: they start beside the broker container and expect the view ready.
+func initInBroker(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) bool {
+	cs := mc.Spec.Containers
+	return opts.ViewSource == v1alpha2.ViewSourceImageVolume && len(cs) == 1 && cs[0].RunFlux
 }
 
 // viewContainer is the init container that copies Flux from the view image into the shared

@@ -43,6 +43,7 @@ func entrypointFile(key string) string { return EntrypointMountPath + "/" + key 
 type podLayout struct {
 	// The entrypoint ConfigMap's and the certificate's files, and the fixed mounts.
 	BrokerConfigSource string // the mounted broker.toml template (or flux.brokerConfig verbatim)
+	InitScript         string // the mounted flux-init.sh
 	CurveSource        string // the mounted certificate: owned by root, mode 0400 (0440 with fsGroup)
 	Home               string // HOME of a broker whose image gives it none
 	// Software is the view image's software; the other containers mount ViewSoftware there,
@@ -96,6 +97,7 @@ func newPodLayout(mountPath string) podLayout {
 	state := path.Join(config, "var/lib/flux")
 	return podLayout{
 		BrokerConfigSource: entrypointFile(BrokerConfigKey),
+		InitScript:         entrypointFile(InitScriptKey),
 		CurveSource:        CurveMountPath + "/" + CurveCertKey,
 		Home:               homeMountPath,
 		Software:           softwareMountPath,

@@ -23,12 +23,16 @@ if [[ "${HOME:-/}" == "/" ]]; then
   export USER=flux-operator
 fi
 
+{{if not .ViewFromImage -}}
 # Link the view's Python into lib (its bin links do not survive the copy).
 if [[ -n "${pythonversion}" && -f "${pythonversion}" ]]; then
   rm -f "${viewroot}/bin/python3" "${viewroot}/bin/python"
   ln -sfn "${pythonversion}" "${viewroot}/lib/python" || true
   ln -sfn "${pythonversion}" "${viewroot}/lib/python3" || true
 fi
+{{- else -}}
+# The view is the view image's, read-only and whole: its links are as the image has them.
+{{- end}}
 
 {{if .PythonPath -}}
 pythonpath={{shq .PythonPath}}

@@ -1,9 +1,9 @@
 {{- /* view: where the flux view and the config tree are. Used by wait.sh and start.sh. */ -}}
 {{define "view" -}}
 {{if .ViewFromImage -}}
-# The shared volume, the flux view (a link to it in the view image's volume, which the init
-# container wrote) and the config tree. The script names the files in them by their paths;
-# commands.* hooks may read these variables.
+# The shared volume, the flux view (a link to it in the view image's volume, which flux-init.sh
+# wrote) and the config tree. The script names the files in them by their paths; commands.*
+# hooks may read these variables.
 {{else -}}
 # The shared volume, the flux view (copied there by the init container) and the config tree. The
 # script names the files in them by their paths; commands.* hooks may read these variables.

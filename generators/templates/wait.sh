@@ -15,6 +15,15 @@ fi
 {{- end}}
 
 {{template "identity" .}}
+{{- if .InitInBroker}}
+
+# This pod has no init container (the view is the view image's volume: nothing to copy), so the
+# broker container prepares the shared volume itself, as an init container would, first.
+if ! /bin/bash {{shq .Pod.InitScript}}; then
+  printf '%s: preparing %s failed (see above)\n' "${host}" {{shq .Pod.Base}} >&2
+  exit 1
+fi
+{{- end}}
 
 {{template "broker-process" .}}
 

@@ -102,21 +102,38 @@ func (c *checker) findBroker() {
 		c.errorf("no Indexed Job of brokers in the output")
 		return
 	}
+	// flux-init.sh runs in the init container or, in a pod without one (view-source ImageVolume
+	// with the broker container alone), first in the broker script.
 	pod := &c.job.Spec.Template.Spec
-	if len(pod.InitContainers) != 1 {
-		c.errorf("Job/%s: want one init container (flux-init.sh), got %d", c.job.Name, len(pod.InitContainers))
+	var runner corev1.Container
+	switch {
+	case len(pod.InitContainers) == 1:
+		runner = pod.InitContainers[0]
+		if len(runner.Command) != 2 || runner.Command[0] != "/bin/bash" || path.Base(runner.Command[1]) != initScriptKey {
+			c.errorf("Job/%s: the init container runs %q, want /bin/bash <dir>/%s", c.job.Name, runner.Command, initScriptKey)
+			return
+		}
+	case len(pod.InitContainers) == 0 && len(pod.Containers) == 1:
+		runner = pod.Containers[0]
+		if len(runner.Command) != 2 || runner.Command[0] != "/bin/bash" {
+			c.errorf("Job/%s: the broker container runs %q, want /bin/bash <dir>/<broker script>", c.job.Name, runner.Command)
+			return
+		}
+	default:
+		c.errorf("Job/%s: want one init container (flux-init.sh), or none and the broker container alone; got %d and %d",
+			c.job.Name, len(pod.InitContainers), len(pod.Containers))
 		return
 	}
-	init := pod.InitContainers[0]
-	if len(init.Command) != 2 || init.Command[0] != "/bin/bash" || path.Base(init.Command[1]) != initScriptKey {
-		c.errorf("Job/%s: the init container runs %q, want /bin/bash <dir>/%s", c.job.Name, init.Command, initScriptKey)
-		return
-	}
-	cmName := configMapMountedAt(pod, init, path.Dir(init.Command[1]))
+	dir := path.Dir(runner.Command[1])
+	cmName := configMapMountedAt(pod, runner, dir)
 	c.entrypoint = findObject[*corev1.ConfigMap](c.m.Objects, cmName)
 	if c.entrypoint == nil {
-		c.errorf("Job/%s: the init container's scripts come from ConfigMap %q, which is not in the output", c.job.Name, cmName)
+		c.errorf("Job/%s: container %s's scripts come from ConfigMap %q, which is not in the output", c.job.Name, runner.Name, cmName)
 		c.job = nil
+		return
+	}
+	if len(pod.InitContainers) == 0 && !strings.Contains(c.entrypoint.Data[path.Base(runner.Command[1])], "/bin/bash "+dir+"/"+initScriptKey+";") {
+		c.errorf("Job/%s: the pod has no init container, and its broker script %s does not run %s", c.job.Name, path.Base(runner.Command[1]), initScriptKey)
 	}
 }
 

@@ -9,6 +9,13 @@
 host="${HOSTNAME:-$(hostname)}"
 index="${JOB_COMPLETION_INDEX:-${host##*-}}"
 
+# This pod has no init container (the view is the view image's volume: nothing to copy), so the
+# broker container prepares the shared volume itself, as an init container would, first.
+if ! /bin/bash /flux_operator/flux-init.sh; then
+  printf '%s: preparing %s failed (see above)\n' "${host}" /mnt/flux >&2
+  exit 1
+fi
+
 # bash as a container's PID 1 ignores SIGTERM unless it traps it, and nothing would pass it on:
 # the broker would die by SIGKILL when the pod's grace period ends, leaving its state behind.
 # So the broker runs in the background, in a process group of its own (with logging.timed its
@@ -136,9 +143,9 @@ watch_join() {
   done
 }
 
-# The shared volume, the flux view (a link to it in the view image's volume, which the init
-# container wrote) and the config tree. The script names the files in them by their paths;
-# commands.* hooks may read these variables.
+# The shared volume, the flux view (a link to it in the view image's volume, which flux-init.sh
+# wrote) and the config tree. The script names the files in them by their paths; commands.*
+# hooks may read these variables.
 # shellcheck disable=SC2034 # for commands.* hooks
 viewbase=/mnt/flux
 viewroot=/mnt/flux/view
@@ -172,12 +179,7 @@ if [[ "${HOME:-/}" == "/" ]]; then
   export USER=flux-operator
 fi
 
-# Link the view's Python into lib (its bin links do not survive the copy).
-if [[ -n "${pythonversion}" && -f "${pythonversion}" ]]; then
-  rm -f "${viewroot}/bin/python3" "${viewroot}/bin/python"
-  ln -sfn "${pythonversion}" "${viewroot}/lib/python" || true
-  ln -sfn "${pythonversion}" "${viewroot}/lib/python3" || true
-fi
+# The view is the view image's, read-only and whole: its links are as the image has them.
 
 pythonpath="${foundroot}/site-packages"
 export PYTHONPATH="${PYTHONPATH:+${PYTHONPATH}:}${pythonpath}"
