@@ -49,8 +49,10 @@ func kustomizeBuild(t testing.TB, dir string) []byte {
 	return out
 }
 
-// imageLine matches the image fields of kustomize's (normalized) YAML output.
-var imageLine = regexp.MustCompile(`(?m)^\s*(?:- )?image: ["']?([^"'\s]+)["']?\s*$`)
+// imageLine matches the image fields of kustomize's (normalized) YAML output: containers' image,
+// and the reference of image volumes (view-source ImageVolume), which kustomize's images: entries
+// rewrite too.
+var imageLine = regexp.MustCompile(`(?m)^\s*(?:- )?(?:image|reference): ["']?([^"'\s]+)["']?\s*$`)
 
 // imageName is the reference without its tag or digest: what kustomize's images: entries match.
 func imageName(ref string) string {
