@@ -235,6 +235,9 @@ type waitData struct {
 	Prefix          string
 	Wrap            string
 	CompleteWorkers bool
+	// NoJobCleanupEnv, when set, is the variable that keeps flux-core's rc1 from pushing its
+	// cleanup commands on the main broker: see noJobCleanup.
+	NoJobCleanupEnv string
 }
 
 type batchData struct {
@@ -428,6 +431,9 @@ func newWaitData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) waitData 
 	if c.Batch && d.Command != "" {
 		d.Batch = newBatch(d.Command, c.BatchRaw, d.OutputDir)
 	}
+	if noJobCleanup(d) {
+		d.NoJobCleanupEnv = fluxDisableJobCleanupEnv
+	}
 	quietOut, quietAll := quietRedirects(s.Logging.Quiet)
 	d.Hooks.Init = newHook("init", c.Commands.Init, quietOut)
 	d.Hooks.Pre = newHook("pre", c.Commands.Pre, quietAll)
@@ -435,6 +441,22 @@ func newWaitData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) waitData 
 	d.Hooks.WorkerPre = newHook("workerPre", c.Commands.WorkerPre, quietAll)
 	d.Hooks.Post = newHook("post", c.Commands.Post, "")
 	return d
+}
+
+// fluxDisableJobCleanupEnv in the main broker's environment keeps flux-core's rc1 from pushing
+// the cleanup commands that stop the queue, cancel running jobs and wait for the queue to idle
+// when the instance shuts down (etc/modprobe/rc1.py of flux-core 0.88; earlier versions' shell rc1
+// test the same variable).
+const fluxDisableJobCleanupEnv = "FLUX_DISABLE_JOB_CLEANUP"
+
+// noJobCleanup says whether the main broker can shut down without flux-core's cleanup commands:
+// its initial program is a flux submit --watch of the command, or a flux batch followed by flux
+// job wait --all, so no job of its own is left when it ends. Not for a launcher (the user's
+// command may leave jobs running), a cluster that runs until deleted (the cleanup stops the
+// users' jobs when it is), or an archive (its content is restored later and must hold no job
+// that was cut off).
+func noJobCleanup(d waitData) bool {
+	return d.Command != "" && !d.Launcher && !d.Persistent && d.ArchivePath == ""
 }
 
 func newStartData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) startData {

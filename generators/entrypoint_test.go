@@ -770,7 +770,8 @@ func newSandbox(t *testing.T, c entrypointCase) *sandbox {
 		write(filepath.Join("cm", k), v, 0o644)
 	}
 	write("curve/curve.cert", "metadata\n    name = \"test\"\ncurve\n    public-key = \"x\"\n    secret-key = \"SECRET\"\n", 0o440)
-	// The fake flux records its arguments one per line, between "--- flux" lines.
+	// The fake flux records its arguments one per line, between "--- flux" lines, and start and
+	// broker write their FLUX_DISABLE_JOB_CLEANUP to FAKE_FLUX_LOG.cleanup-env.
 	// python (not logged: the join watchdog runs it) answers from FAKE_FLUX_STATE: the
 	// state-machine.wait one-liner exits 0 for run, 1 for none (no broker), 2 (not yet) otherwise,
 	// and the state-machine.get one-liner prints it;
@@ -791,6 +792,7 @@ fi
 { echo "--- flux"; printf '%s\n' "$@"; } >> "$FAKE_FLUX_LOG"
 if [[ "$1" == R ]]; then echo '{"version": 1}'; fi
 if [[ "$1" == start || "$1" == broker ]]; then
+  printf '%s' "${FLUX_DISABLE_JOB_CLEANUP-}" > "${FAKE_FLUX_LOG}.cleanup-env"
   if [[ "${FAKE_FLUX_STATE:-run}" == run ]]; then
     IFS=: read -r -a rcdirs <<< "${FLUX_RC_EXTRA:-}"
     for rcdir in "${rcdirs[@]}"; do
@@ -873,6 +875,17 @@ func (sb *sandbox) readConfig(t *testing.T) string {
 		b.Write(c)
 	}
 	return b.String()
+}
+
+// brokerCleanupEnv is FLUX_DISABLE_JOB_CLEANUP in the environment of the last flux start or flux
+// broker ("" when unset).
+func (sb *sandbox) brokerCleanupEnv(t *testing.T) string {
+	t.Helper()
+	v, err := os.ReadFile(filepath.Join(sb.dir, "flux.log.cleanup-env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(v)
 }
 
 // fluxCalls are the argument lists the fake flux was called with.
@@ -985,17 +998,20 @@ func TestEntrypointRunInitImageVolume(t *testing.T) {
 }
 
 func TestEntrypointRunBroker(t *testing.T) {
+	// noCleanup: the main broker runs with FLUX_DISABLE_JOB_CLEANUP=t (its initial program waits
+	// for every job, and nothing is archived), and its job without it (@NOCLEANUP@).
 	for _, tc := range []struct {
-		name  string
-		index int
-		want  []string // the flux start call
+		name      string
+		index     int
+		want      []string // the flux start call
+		noCleanup bool
 	}{
-		{name: "hello-world", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "flux", "submit", "-n1", "--quiet", "--watch", "echo", "hello", "world"}},
+		{name: "hello-world", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "@NOCLEANUP@", "flux", "submit", "-n1", "--quiet", "--watch", "echo", "hello", "world"}, noCleanup: true},
 		{name: "hello-world", index: 3, want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@"}},
 		{name: "interactive", want: []string{"broker", "--config-path", "@CFG@", "@OPTS@"}},
 		{name: "launcher", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "snakemake", "--cores", "1", "--flux", "--jobs", "1"}},
-		{name: "batch", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "sh", "-c", `flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all`, "sh", "-n1"}},
-		{name: "batch-raw", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "sh", "-c", `flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all`, "sh", "-n1"}},
+		{name: "batch", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "@NOCLEANUP@", "sh", "-c", `flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all`, "sh", "-n1"}, noCleanup: true},
+		{name: "batch-raw", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "@NOCLEANUP@", "sh", "-c", `flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all`, "sh", "-n1"}, noCleanup: true},
 		{name: "options", index: 1, want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@"}},
 		{name: "options", want: []string{"start", "--wrap=strace,-e,network", "-o", "--config", "@CFG@", "@OPTS@", "singularity", "exec", "--bind", "/data", "app.sif", "flux", "run", "-N", "4", "-n8", "--exclusive", "-o", "cpu-affinity=per-task", "--quiet", "--watch",
 			"python3", "-c", `import os; print('it\'s', os.environ['HOME'])`, "@HOME@", "$NOT_EXPANDED"}},
@@ -1020,6 +1036,8 @@ func TestEntrypointRunBroker(t *testing.T) {
 					want = append(want, mp+"/config/etc/flux/config")
 				case "@HOME@":
 					want = append(want, filepath.Join(sb.dir, "home"))
+				case "@NOCLEANUP@":
+					want = append(want, "env", "-u", fluxDisableJobCleanupEnv)
 				case "@OPTS@":
 					for _, o := range calls[1] {
 						if strings.HasPrefix(o, "-S") {
@@ -1033,9 +1051,16 @@ func TestEntrypointRunBroker(t *testing.T) {
 			if !slices.Equal(calls[1], want) {
 				t.Errorf("broker call =\n%q\nwant\n%q", calls[1], want)
 			}
+			brokerEnv := []string{"flux"}
+			if tc.noCleanup {
+				brokerEnv = []string{"env", fluxDisableJobCleanupEnv + "=t", "flux"}
+			}
+			if got, want := sb.brokerCleanupEnv(t), map[bool]string{true: "t"}[tc.noCleanup]; got != want {
+				t.Errorf("the broker ran with %s=%q, want %q", fluxDisableJobCleanupEnv, got, want)
+			}
 			if !sb.mc.Spec.Logging.Quiet {
-				if echoed := echoedBrokerCall(t, stdout); !slices.Equal(echoed, append([]string{"flux"}, calls[1]...)) {
-					t.Errorf("the echoed broker call, read as a shell reads it, is\n%q\nthe broker call is flux\n%q", echoed, calls[1])
+				if echoed := echoedBrokerCall(t, stdout); !slices.Equal(echoed, append(brokerEnv, calls[1]...)) {
+					t.Errorf("the echoed broker call, read as a shell reads it, is\n%q\nthe broker call is %s\n%q", echoed, strings.Join(brokerEnv, " "), calls[1])
 				}
 			}
 			if !slices.Contains(calls[1], "-Slog-stderr-mode=local") {
@@ -1071,7 +1096,7 @@ func TestEntrypointRunBroker(t *testing.T) {
 // into words by bash.
 func echoedBrokerCall(t *testing.T, stdout string) []string {
 	t.Helper()
-	m := regexp.MustCompile(`(?m)^(?:(?:Batch|Launcher|Submit) mode: )?(flux (?:start|broker) .*)$`).FindStringSubmatch(stdout)
+	m := regexp.MustCompile(`(?m)^(?:(?:Batch|Launcher|Submit) mode: )?((?:env \S+ )?flux (?:start|broker) .*)$`).FindStringSubmatch(stdout)
 	if m == nil {
 		t.Fatalf("no flux command line in the output:\n%s", stdout)
 	}

@@ -89,6 +89,15 @@ ${command}
   job=({{with .Prefix}}{{.}} {{end}}{{.SubmitCommand}} "${flags[@]}" --quiet --watch "${command_args[@]}")
 {{- end}}
 {{- end}}
+{{- with .NoJobCleanupEnv}}
+
+  # The initial program returns only after {{if $.Batch}}every job it submitted{{else}}the command's job{{end}} has ended.
+  # So the instance has no job left then for flux-core's cleanup commands to stop (queue stop,
+  # acquire-mute, cancel, queue idle): four Python processes on the main broker's way out that
+  # only delay the Job's completion. With {{.}} set, rc1 pushes none; the job does not inherit it.
+  broker=(env {{.}}=t "${broker[@]}")
+  job=(env -u {{.}} "${job[@]}")
+{{- end}}
 {{- if not .Quiet}}
   echo "{{if .Batch}}Batch{{else if .Launcher}}Launcher{{else}}Submit{{end}} mode: $(shell_words "${broker[@]}" "${job[@]}")"
 {{- end}}

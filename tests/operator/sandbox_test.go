@@ -220,7 +220,7 @@ func TestScriptsBehave(t *testing.T) {
 		t.Skip("unshare (util-linux) not found: skipped")
 	}
 	docs := differencesText(t)
-	for _, id := range []string{"D-connect-timeout", "D-log-level-0", "F-pythonpath-cwd", "F-secret-in-log"} {
+	for _, id := range []string{"D-connect-timeout", "D-log-level-0", "D-no-job-cleanup", "F-pythonpath-cwd", "F-secret-in-log"} {
 		if !strings.Contains(docs, "`"+id+"`") {
 			t.Errorf("%s is not listed in the differences from the operator", id)
 		}
@@ -376,6 +376,15 @@ func compareRuns(t *testing.T, counts map[string]int, index int, name, job strin
 		b[j] = a[i]
 		counts["D-log-level-0"]++
 	}
+	// D-no-job-cleanup: our main broker runs with FLUX_DISABLE_JOB_CLEANUP=t when its job waits
+	// for every job it starts, and that job runs without it (env -u before the operator's job).
+	if i := slices.Index(b, "env"); index == 0 && i >= 0 && i+3 <= len(b) && b[i+1] == "-u" && b[i+2] == noJobCleanupEnv &&
+		ours.startEnv[noJobCleanupEnv] == "t" && op.startEnv[noJobCleanupEnv] == "" {
+		b = slices.Delete(slices.Clone(b), i, i+3)
+		counts["D-no-job-cleanup"]++
+	} else if ours.startEnv[noJobCleanupEnv] != op.startEnv[noJobCleanupEnv] {
+		t.Errorf("rank %d: %s at flux start: operator %q, ours %q", index, noJobCleanupEnv, op.startEnv[noJobCleanupEnv], ours.startEnv[noJobCleanupEnv])
+	}
 	// E-batch-args: our sh -c 'flux batch "$@" ...' sh FLAGS is the operator's
 	// sh -c "flux batch FLAGS ..." with the flags passed as arguments instead of pasted in.
 	if a2, b2 := inlineShArgs(a), inlineShArgs(b); strings.Join(a2, "\x00") == strings.Join(b2, "\x00") && strings.Join(a, "\x00") != strings.Join(b, "\x00") {
@@ -412,6 +421,9 @@ func compareRuns(t *testing.T, counts map[string]int, index int, name, job strin
 		}
 	}
 }
+
+// noJobCleanupEnv keeps flux-core's rc1 from pushing its cleanup commands (D-no-job-cleanup).
+const noJobCleanupEnv = "FLUX_DISABLE_JOB_CLEANUP"
 
 // normalizeStart: the broker options are a set (order of -S options does not matter to flux).
 func normalizeStart(argv []string, name, job string) []string {

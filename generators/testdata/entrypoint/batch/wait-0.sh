@@ -280,6 +280,13 @@ MINICLUSTER_FN_EOF_1
   flags=(-n1)
   # shellcheck disable=SC2016 # "$@" is expanded by sh -c
   job=(sh -c 'flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all' sh "${flags[@]}")
+
+  # The initial program returns only after every job it submitted has ended.
+  # So the instance has no job left then for flux-core's cleanup commands to stop (queue stop,
+  # acquire-mute, cancel, queue idle): four Python processes on the main broker's way out that
+  # only delay the Job's completion. With FLUX_DISABLE_JOB_CLEANUP set, rc1 pushes none; the job does not inherit it.
+  broker=(env FLUX_DISABLE_JOB_CLEANUP=t "${broker[@]}")
+  job=(env -u FLUX_DISABLE_JOB_CLEANUP "${job[@]}")
   run_broker "${broker[@]}" "${job[@]}" > /dev/null 2>&1
 else
 

@@ -269,6 +269,13 @@ ${command}
     exit 1
   fi
   job=(flux submit "${flags[@]}" --quiet --watch "${command_args[@]}")
+
+  # The initial program returns only after the command's job has ended.
+  # So the instance has no job left then for flux-core's cleanup commands to stop (queue stop,
+  # acquire-mute, cancel, queue idle): four Python processes on the main broker's way out that
+  # only delay the Job's completion. With FLUX_DISABLE_JOB_CLEANUP set, rc1 pushes none; the job does not inherit it.
+  broker=(env FLUX_DISABLE_JOB_CLEANUP=t "${broker[@]}")
+  job=(env -u FLUX_DISABLE_JOB_CLEANUP "${job[@]}")
   run_broker "${broker[@]}" "${job[@]}"
 else
 
