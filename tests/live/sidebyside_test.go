@@ -120,6 +120,38 @@ type sideBySideRun struct {
 	floorPods, floorPodsImage, floorBrokers time.Duration
 }
 
+// stalledJoin: a run of ours whose brokers took longer than this to join has its pods' logs and
+// the namespace's events kept (keepStalledRun). Our broker scripts report a broker that has not
+// joined after 30 s (D-join-report), so such a run's logs say where it waited.
+const stalledJoin = 30 * time.Second
+
+// keepStalledRun writes every pod's log (with timestamps) and the namespace's events to
+// bin/live-bench-stalled-<what>.log, and names the file in the benchmark's log.
+func keepStalledRun(b *testing.B, ns, what string) {
+	b.Helper()
+	var out strings.Builder
+	for _, p := range pods(b, ns, "") {
+		for _, c := range p.Status.ContainerStatuses {
+			log, err := kube(nil, "-n", ns, "logs", "--timestamps", p.Metadata.Name, "-c", c.Name)
+			if err != nil {
+				log = err.Error()
+			}
+			fmt.Fprintf(&out, "=== pod %s, container %s (restarts %d)\n%s\n", p.Metadata.Name, c.Name, c.RestartCount, log)
+		}
+	}
+	events, err := kube(nil, "-n", ns, "get", "events", "--sort-by=.lastTimestamp")
+	if err != nil {
+		events = err.Error()
+	}
+	fmt.Fprintf(&out, "=== events\n%s", events)
+	file := filepath.Join(suite.repo, "bin", "live-bench-stalled-"+what+".log")
+	if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+		b.Error(err)
+		return
+	}
+	b.Logf("%s: the brokers joined after more than %s; the pods' logs and events are in %s", what, stalledJoin, file)
+}
+
 func (r sideBySideRun) String() string {
 	return fmt.Sprintf("%s; operator: joined %s, Job complete %s; ours (view copied): joined %s, Job complete %s; "+
 		"ours (view image volume): joined %s, Job complete %s; floors: %d bare pods running %s (with the view image's volume %s), "+
@@ -167,6 +199,9 @@ func benchSideBySide(b *testing.B, size int) (sideBySideMedians, bool) {
 				ns := namespace(b, "bench-sbs-ours")
 				*detail = timeToReady(b, ns, instance, size, manifests)
 				*times = sideTimes{joined: detail.commandOutput, complete: detail.complete}
+				if detail.commandOutput > stalledJoin {
+					keepStalledRun(b, ns, fmt.Sprintf("size%d-run%d", size, i+1))
+				}
 				deleteNamespace(b, ns)
 				nodeQuiet(b)
 			}
