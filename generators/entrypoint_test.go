@@ -778,7 +778,8 @@ func newSandbox(t *testing.T, c entrypointCase) *sandbox {
 	// start and broker run, as flux's rc1 does, the rc1.d scripts of FLUX_RC_EXTRA when the
 	// broker joins (FAKE_FLUX_STATE run, the default), then run FAKE_FLUX_RUN seconds, or until
 	// SIGTERM, which they log; the first of them to end touches FAKE_FLUX_LEAD_RETURNS, if set
-	// (the main broker's message, in flux exec, that it comes back).
+	// (the main broker's message, in flux exec, that it comes back); getattr tbon.parent-endpoint
+	// (not logged) prints FAKE_FLUX_PARENT.
 	write("views/._view/h4sh/bin/flux", `#!/bin/bash
 if [[ "$1" == python ]]; then
   state="${FAKE_FLUX_STATE:-run}"
@@ -787,6 +788,10 @@ if [[ "$1" == python ]]; then
   fi
   if [[ "${state}" == none ]]; then echo "ConnectionRefusedError: [Errno 111] Connection refused" >&2; exit 1; fi
   echo "${state}"
+  exit 0
+fi
+if [[ "$1" == getattr && "$2" == tbon.parent-endpoint ]]; then
+  echo "${FAKE_FLUX_PARENT:-}"
   exit 0
 fi
 { echo "--- flux"; printf '%s\n' "$@"; } >> "$FAKE_FLUX_LOG"

@@ -396,14 +396,21 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 		index int
 		state string
 		want  string
+		// parent is the worker's tbon.parent-endpoint (FAKE_FLUX_PARENT), and report what the
+		// script then says of it: the name, its address, whether the port takes a connection.
+		parent, report string
 	}{
-		{1, "join", "has not joined the main broker after 30s (broker state: join); flux keeps trying"},
-		{1, "none", "has not joined the main broker after 30s (broker state: not answering)"},
-		{0, "quorum", "the main broker: the instance has not started after 30s (broker state: quorum)"},
-		{1, "run", ""},
-		{0, "run", ""},
+		{index: 1, state: "join", want: "has not joined the main broker after 30s (broker state: join); flux keeps trying"},
+		{index: 1, state: "join", want: "has not joined the main broker after 30s (broker state: join); flux keeps trying",
+			parent: "tcp://127.0.0.1:1", report: "its parent broker is tcp://127.0.0.1:1; 127.0.0.1 resolves to 127.0.0.1 in this pod, and 127.0.0.1:1 does not take a TCP connection within 2 s."},
+		{index: 1, state: "join", want: "has not joined the main broker after 30s (broker state: join); flux keeps trying",
+			parent: "tcp://no-such-broker.invalid:8050", report: "its parent broker is tcp://no-such-broker.invalid:8050; no-such-broker.invalid does not resolve in this pod."},
+		{index: 1, state: "none", want: "has not joined the main broker after 30s (broker state: not answering)"},
+		{index: 0, state: "quorum", want: "the main broker: the instance has not started after 30s (broker state: quorum)"},
+		{index: 1, state: "run"},
+		{index: 0, state: "run"},
 	} {
-		t.Run(tc.state, func(t *testing.T) {
+		t.Run(tc.state+tc.parent, func(t *testing.T) {
 			sb := newSandbox(t, caseNamed(t, "hello-world"))
 			sb.run(t, InitScriptKey, tc.index)
 			// A sleep that returns at once: the watchdog's one-second retries pass in moments.
@@ -428,11 +435,15 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 				// The real sleep: a worker's watchdog checks the marker only when its wait ends.
 				path = "/usr/bin:/bin"
 			}
-			cmd := sb.command(t, WaitScriptKey(0), tc.index, "FAKE_FLUX_RUN="+run, "FAKE_FLUX_STATE="+tc.state, "PATH="+path)
+			cmd := sb.command(t, WaitScriptKey(0), tc.index, "FAKE_FLUX_RUN="+run, "FAKE_FLUX_STATE="+tc.state, "FAKE_FLUX_PARENT="+tc.parent, "PATH="+path)
 			stderr := startToFile(t, cmd)
 			// Until the warning appears (a busy machine starts processes slowly), then stop it.
 			deadline := time.Now().Add(60 * time.Second)
-			for tc.want != "" && !strings.Contains(readFile(t, stderr), tc.want) && time.Now().Before(deadline) {
+			last := tc.want
+			if tc.report != "" {
+				last = tc.report
+			}
+			for last != "" && !strings.Contains(readFile(t, stderr), last) && time.Now().Before(deadline) {
 				time.Sleep(100 * time.Millisecond)
 			}
 			if tc.want != "" {
@@ -456,6 +467,12 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 			}
 			if !strings.Contains(out, tc.want) || !strings.Contains(out, "same CURVE certificate") {
 				t.Errorf("stderr lacks %q:\n%s", tc.want, out)
+			}
+			if tc.report != "" && !strings.Contains(out, tc.report) {
+				t.Errorf("stderr lacks the parent's report %q:\n%s", tc.report, out)
+			}
+			if tc.parent == "" && strings.Contains(out, "its parent broker") {
+				t.Errorf("reported a parent although flux gave none:\n%s", out)
 			}
 		})
 	}

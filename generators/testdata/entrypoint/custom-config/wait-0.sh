@@ -95,6 +95,39 @@ JOINED
   export FLUX_RC_EXTRA="${FLUX_RC_EXTRA:+${FLUX_RC_EXTRA}:}"/mnt/flux/config/run/rc
 }
 
+# parent_report says where a worker that has not joined is stuck: the address its broker connects
+# to, what that name resolves to in this pod, and whether the port takes a TCP connection (a name
+# that does not resolve, an address that does not answer, or, when it answers, certificates).
+parent_report() {
+  local uri name port addr="" reach
+  uri="$(FLUX_URI=local:///mnt/flux/config/run/flux/local flux getattr tbon.parent-endpoint 2> /dev/null)" || return 0
+  if [[ "${uri}" != tcp://*:* ]]; then
+    return 0
+  fi
+  name="${uri#tcp://}"
+  port="${name##*:}"
+  name="${name%:*}"
+  if ! command -v getent > /dev/null; then
+    echo "${host}: its parent broker is ${uri}."
+    return 0
+  fi
+  addr="$(getent hosts "${name}" 2> /dev/null)" || addr=""
+  addr="${addr%%[[:space:]]*}"
+  if [[ -z "${addr}" ]]; then
+    echo "${host}: its parent broker is ${uri}; ${name} does not resolve in this pod."
+    return 0
+  fi
+  reach=""
+  if command -v timeout > /dev/null; then
+    reach=", and ${addr}:${port} does not take a TCP connection within 2 s"
+    # shellcheck disable=SC2016 # $1 and $2 are bash -c's arguments
+    if timeout 2 bash -c 'exec 3<> "/dev/tcp/$1/$2"' bash "${addr}" "${port}" 2> /dev/null; then
+      reach=", and ${addr}:${port} takes a TCP connection"
+    fi
+  fi
+  echo "${host}: its parent broker is ${uri}; ${name} resolves to ${addr} in this pod${reach}."
+}
+
 # watch_join marks the main broker joined once it runs. Until a broker has joined, it says every
 # minute, from 30 s on, that it has not: flux itself retries quietly forever, e.g. when the pods
 # hold different CURVE certificates.
@@ -132,6 +165,7 @@ watch_join() {
       echo "${host}, the main broker: the instance has not started after ${waited}s (broker state: ${state}); it waits for the other brokers to join. Check their logs: every pod must mount the same CURVE certificate." >&2
     else
       echo "${host} has not joined the main broker after ${waited}s (broker state: ${state}); flux keeps trying. Check that the main broker (index 0) runs and is reachable, and that every pod mounts the same CURVE certificate." >&2
+      parent_report >&2
     fi
   done
 }
