@@ -372,8 +372,9 @@ func operatorFailed(t *testing.T, ns, jobName string, f operatorFailure) string 
 var workerStartLine = regexp.MustCompile(`(?m)^🌀 flux start .*\n?`)
 
 // joinReportLine is a line of our broker script's join watchdog: a broker that has not joined
-// after 30 s (and every minute after) says so on stderr.
-var joinReportLine = regexp.MustCompile(`(?m)^\S+(?:, the main broker: the instance has not started| has not joined the main broker) after \d+s \(broker state: [^)]*\);.*\n?`)
+// after 30 s (and every minute after) says so on stderr, and a worker then says how it reaches its
+// parent broker.
+var joinReportLine = regexp.MustCompile(`(?m)^\S+(?:(?:, the main broker: the instance has not started| has not joined the main broker) after \d+s \(broker state: [^)]*\);|: its parent broker is tcp://).*\n?`)
 
 // Values that differ from run to run in any two logs: Flux job IDs, durations, clock times.
 var (
