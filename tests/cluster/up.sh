@@ -98,7 +98,14 @@ done > "$STATE/host-before/absent-dirs"
 # --- network: the bridge before anything binds to its address ----------------------------------
 # The API server and CoreDNS listen on the bridge IP, so it must exist first. The CNI bridge plugin
 # turns on net.ipv4.ip_forward; down.sh restores the old value.
-ip link add "$BRIDGE" type bridge
+# The bridge gets a MAC of its own (0a:58 and the bridge IP's bytes). Without one, Linux gives a
+# bridge the lowest MAC of its ports, and the CNI bridge plugin left it so: the bridge's MAC changed
+# as pods came and went. A pod that had looked up the bridge IP's MAC (its gateway, CoreDNS, the API
+# server) while the lowest was a short-lived pod's, such as the keygen pod's, kept sending there
+# once that pod was gone: its DNS lookups got no answer until its neighbour entry expired, and its
+# broker, which resolves its parent's name on every retry, joined 40-80 s late.
+# shellcheck disable=SC2086 # the IP's four bytes, split on purpose
+ip link add "$BRIDGE" address "$(printf '0a:58:%02x:%02x:%02x:%02x' ${BRIDGE_IP//./ })" type bridge
 echo "$BRIDGE" > "$STATE/run/bridge"
 ip addr add "$BRIDGE_IP/${POD_CIDR#*/}" dev "$BRIDGE"
 ip link set "$BRIDGE" up
