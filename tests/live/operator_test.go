@@ -24,9 +24,10 @@ const operatorDefaultView = "ghcr.io/converged-computing/flux-view-ubuntu:tag-no
 // from ../shared/vendor with its real keygen, with the RBAC of its own config/), given the
 // MiniCluster in one namespace; our render of it applied in another. Both sides get the same
 // stand-in images (standIn: on the operator's side in the MiniCluster, on ours in the output).
-// The MiniClusters: hello-world, batch, a persistent cluster, and every file of the operator's
-// corpus that tests/live can run (TestCorpus's rule); a corpus file that one side refuses is
-// applied to the other alone, and its row gives both answers.
+// The MiniClusters: hello-world, batch, a persistent cluster (those three also with our view from
+// an image volume), and every file of the operator's corpus that tests/live can run (TestCorpus's
+// rule); a corpus file that one side refuses is applied to the other alone, and its row gives
+// both answers.
 // It compares the end states: the Job completed or kept running, the ranks that joined, each
 // rank's output, and the objects that exist, by role. One row per MiniCluster: same, better (with
 // the rules of docs/differences-from-operator.md that say why), or different, which fails the
@@ -36,11 +37,12 @@ func TestOperatorLive(t *testing.T) {
 	needOperator(t)
 	type row struct{ file, outcome string }
 	var rows []*row
-	for _, c := range []struct{ name, file string }{
+	named := []struct{ name, file string }{
 		{"hello-world", "examples/hello-world/minicluster.yaml"},
 		{"batch", "examples/batch/minicluster.yaml"},
 		{"persistent", "tests/live/testdata/interactive.yaml"},
-	} {
+	}
+	for _, c := range named {
 		r := &row{file: c.file, outcome: "not run"}
 		rows = append(rows, r)
 		t.Run(c.name, func(t *testing.T) {
@@ -48,6 +50,20 @@ func TestOperatorLive(t *testing.T) {
 			r.outcome = sideBySide(t, c.name, filepath.Join(suite.repo, c.file), nil)
 		})
 	}
+	// The same three with the view from an image volume (minicluster-fn.dev/view-source:
+	// ImageVolume), the render that is faster than the operator at every size where the node mounts
+	// image volumes (docs/benchmarks.md): it must reach the operator's end states too.
+	t.Run("image-volume", func(t *testing.T) {
+		for _, c := range named {
+			r := &row{file: c.file + " with view-source ImageVolume", outcome: "not run"}
+			rows = append(rows, r)
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				r.outcome = "FAILED (the test's log has the reason)"
+				r.outcome = sideBySide(t, c.name+"-image", withImageVolume(t, filepath.Join(suite.repo, c.file)), nil)
+			})
+		}
+	})
 	corpus := envOr("MINICLUSTER_FN_CORPUS", filepath.Join(suite.repo, "..", "shared", "corpus", "flux-operator-examples"))
 	files, _ := filepath.Glob(filepath.Join(corpus, "*"))
 	if len(files) == 0 {
@@ -93,6 +109,22 @@ func TestOperatorLive(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(suite.repo, "bin", "live-operator.md"), []byte(table.String()), 0o644); err != nil {
 		t.Error(err)
 	}
+}
+
+// withImageVolume is a copy of the MiniCluster file with the option minicluster-fn.dev/view-source:
+// ImageVolume, an annotation that the operator does not read.
+func withImageVolume(t *testing.T, file string) string {
+	t.Helper()
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "minicluster.yaml"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	setCommand(t, dir, "  annotations:\n", "  annotations:\n    minicluster-fn.dev/view-source: ImageVolume\n")
+	return filepath.Join(dir, "minicluster.yaml")
 }
 
 // refusedByUs: a file that our render refuses goes to the operator alone. Its row gives our
