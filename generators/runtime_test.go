@@ -399,12 +399,20 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 		// parent is the worker's tbon.parent-endpoint (FAKE_FLUX_PARENT), and report what the
 		// script then says of it: the name, its address, whether the port takes a connection.
 		parent, report string
+		// slowLookup: getent answers after 1.5 s, and reportEnd is the rest of the report after
+		// the time the lookup took (a busy machine may add a tenth).
+		slowLookup bool
+		reportEnd  string
 	}{
 		{index: 1, state: "join", want: "has not joined the main broker after 30s (broker state: join); flux keeps trying"},
 		{index: 1, state: "join", want: "has not joined the main broker after 30s (broker state: join); flux keeps trying",
 			parent: "tcp://127.0.0.1:1", report: "its parent broker is tcp://127.0.0.1:1; 127.0.0.1 resolves to 127.0.0.1 in this pod, and 127.0.0.1:1 does not take a TCP connection within 2 s."},
 		{index: 1, state: "join", want: "has not joined the main broker after 30s (broker state: join); flux keeps trying",
 			parent: "tcp://no-such-broker.invalid:8050", report: "its parent broker is tcp://no-such-broker.invalid:8050; no-such-broker.invalid does not resolve in this pod."},
+		{index: 1, state: "join", want: "has not joined the main broker after 30s (broker state: join); flux keeps trying",
+			parent: "tcp://slow-dns.test:1", slowLookup: true,
+			report:    "its parent broker is tcp://slow-dns.test:1; slow-dns.test resolves to 127.0.0.1 in this pod (the lookup took 1.",
+			reportEnd: " s: DNS in this pod answers slowly or drops queries, and the broker looks the name up again on every retry), and 127.0.0.1:1 does not take a TCP connection within 2 s."},
 		{index: 1, state: "none", want: "has not joined the main broker after 30s (broker state: not answering)"},
 		{index: 0, state: "quorum", want: "the main broker: the instance has not started after 30s (broker state: quorum)"},
 		{index: 1, state: "run"},
@@ -420,6 +428,13 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 			}
 			if err := os.WriteFile(filepath.Join(fakeBin, "sleep"), []byte("#!/bin/bash\nexit 0\n"), 0o755); err != nil {
 				t.Fatal(err)
+			}
+			if tc.slowLookup {
+				// A resolver that answers late: bash's read -t waits, as the fake sleep does not.
+				getent := "#!/bin/bash\nread -r -t 1.5 <> <(:) || :\necho \"127.0.0.1       $2\"\n"
+				if err := os.WriteFile(filepath.Join(fakeBin, "getent"), []byte(getent), 0o755); err != nil {
+					t.Fatal(err)
+				}
 			}
 			run := "120"
 			if tc.want == "" {
@@ -470,6 +485,12 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 			}
 			if tc.report != "" && !strings.Contains(out, tc.report) {
 				t.Errorf("stderr lacks the parent's report %q:\n%s", tc.report, out)
+			}
+			if tc.reportEnd != "" && !strings.Contains(out, tc.reportEnd) {
+				t.Errorf("stderr lacks the end of the parent's report %q:\n%s", tc.reportEnd, out)
+			}
+			if strings.HasPrefix(tc.parent, "tcp://127.0.0.1:") && strings.Contains(out, "the lookup took") {
+				t.Errorf("called the lookup of an address slow:\n%s", out)
 			}
 			if tc.parent == "" && strings.Contains(out, "its parent broker") {
 				t.Errorf("reported a parent although flux gave none:\n%s", out)

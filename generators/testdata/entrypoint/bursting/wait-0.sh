@@ -97,9 +97,11 @@ JOINED
 
 # parent_report says where a worker that has not joined is stuck: the address its broker connects
 # to, what that name resolves to in this pod, and whether the port takes a TCP connection (a name
-# that does not resolve, an address that does not answer, or, when it answers, certificates).
+# that does not resolve, an address that does not answer, or, when it answers, certificates). A
+# lookup that takes over a second is named too: the broker looks its parent's name up again on
+# every retry, so DNS that answers slowly or drops queries delays its joining by as much.
 parent_report() {
-  local uri name port addr="" reach
+  local uri name port addr="" reach slow="" started="${EPOCHREALTIME:-}" ms
   uri="$(FLUX_URI=local:///mnt/flux/config/run/flux/local flux getattr tbon.parent-endpoint 2> /dev/null)" || return 0
   if [[ "${uri}" != tcp://*:* ]]; then
     return 0
@@ -111,10 +113,18 @@ parent_report() {
     echo "${host}: its parent broker is ${uri}."
     return 0
   fi
+  started="${started//[!0-9]/}"
   addr="$(getent hosts "${name}" 2> /dev/null)" || addr=""
   addr="${addr%%[[:space:]]*}"
+  # EPOCHREALTIME (microseconds) is bash 5's; an older bash leaves the lookup untimed.
+  if [[ -n "${started}" && -n "${EPOCHREALTIME:-}" ]]; then
+    ms=$(( (${EPOCHREALTIME//[!0-9]/} - started) / 1000 ))
+    if ((ms > 1000)); then
+      slow=" (the lookup took $((ms / 1000)).$((ms % 1000 / 100)) s: DNS in this pod answers slowly or drops queries, and the broker looks the name up again on every retry)"
+    fi
+  fi
   if [[ -z "${addr}" ]]; then
-    echo "${host}: its parent broker is ${uri}; ${name} does not resolve in this pod."
+    echo "${host}: its parent broker is ${uri}; ${name} does not resolve in this pod${slow}."
     return 0
   fi
   reach=""
@@ -125,7 +135,7 @@ parent_report() {
       reach=", and ${addr}:${port} takes a TCP connection"
     fi
   fi
-  echo "${host}: its parent broker is ${uri}; ${name} resolves to ${addr} in this pod${reach}."
+  echo "${host}: its parent broker is ${uri}; ${name} resolves to ${addr} in this pod${slow}${reach}."
 }
 
 # watch_join marks the main broker joined once it runs. Until a broker has joined, it says every
