@@ -111,7 +111,7 @@ func TestHelloRanks(t *testing.T) {
 	})
 	t.Run("image volume", func(t *testing.T) {
 		dir := fnDir(t, instance)
-		setCommand(t, dir, "  annotations:\n", "  annotations:\n    minicluster-fn.dev/view-source: ImageVolume\n")
+		setImageVolume(t, dir)
 		// Strict: the broker script stops at the first failing command, such as a write to the
 		// view, which is read-only here.
 		setCommand(t, dir, "    quiet: true\n", "    quiet: true\n    strict: true\n")

@@ -111,8 +111,8 @@ func TestOperatorLive(t *testing.T) {
 	}
 }
 
-// withImageVolume is a copy of the MiniCluster file with the option minicluster-fn.dev/view-source:
-// ImageVolume, an annotation that the operator does not read.
+// withImageVolume is a copy of the MiniCluster file with the option view-source ImageVolume
+// (setImageVolume).
 func withImageVolume(t *testing.T, file string) string {
 	t.Helper()
 	src, err := os.ReadFile(file)
@@ -123,7 +123,7 @@ func withImageVolume(t *testing.T, file string) string {
 	if err := os.WriteFile(filepath.Join(dir, "minicluster.yaml"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	setCommand(t, dir, "  annotations:\n", "  annotations:\n    minicluster-fn.dev/view-source: ImageVolume\n")
+	setImageVolume(t, dir)
 	return filepath.Join(dir, "minicluster.yaml")
 }
 

@@ -174,6 +174,13 @@ func fnDir(t testing.TB, name string) string {
 	return dir
 }
 
+// setImageVolume sets the option minicluster-fn.dev/view-source: ImageVolume on the MiniCluster
+// of dir (its minicluster.yaml has a metadata.annotations map), which the operator does not read.
+func setImageVolume(t testing.TB, dir string) {
+	t.Helper()
+	setCommand(t, dir, "  annotations:\n", "  annotations:\n    minicluster-fn.dev/view-source: ImageVolume\n")
+}
+
 // setCommand rewrites the command of a test MiniCluster copied by fnDir: the edit a user makes.
 func setCommand(t testing.TB, dir, from, to string) {
 	t.Helper()

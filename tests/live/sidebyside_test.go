@@ -178,7 +178,7 @@ func benchSideBySide(b *testing.B, size int) (sideBySideMedians, bool) {
 		}
 		setCommand(b, d, "size: 4", fmt.Sprintf("size: %d", size))
 	}
-	setCommand(b, imageDir, "  annotations:\n", "  annotations:\n    minicluster-fn.dev/view-source: ImageVolume\n")
+	setImageVolume(b, imageDir)
 	file := filepath.Join(dir, "minicluster.yaml")
 	mc, _ := operatorMiniCluster(b, file)
 	operatorManifest, err := json.Marshal(mc)
