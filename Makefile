@@ -15,7 +15,7 @@ KPT := $(BIN)/kpt
 export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all deps build run test hygiene unit integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
+.PHONY: all deps build run check test test-all hygiene unit race integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
   cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down argocd-up argocd-down argocd-components operator-up operator-down live bench-live bench-sidebyside
 
 all: build
@@ -58,9 +58,21 @@ lint:
 	  set -x; shellcheck -x $$(git ls-files '*.sh' .ci/run | grep -v -e '^generators/templates/' -e '/testdata/'); \
 	else echo "lint: SKIPPED shellcheck of the project's scripts: shellcheck is not installed (Debian package shellcheck)"; fi
 
+## check: the inner loop (at most 90 s warm, docs/testing.md): lint, and every test that needs no
+## root, cluster, API server or podman: unit and golden tests, the checks of the generated scripts,
+## and the end-to-end render tests with the real kustomize and kpt
+check: lint unit
+
 ## test: everything CI runs, starting with deps, so a first run on a fresh machine is CI's run (the
 ## live tests skip loudly where the machine cannot run a kubelet, and fail there on CI)
-test: deps hygiene lint unit bench-once integration operator-diff container-test-if-podman fuzz live
+test: deps hygiene check race bench-once integration operator-diff container-test-if-podman fuzz live
+
+## test-all: make test with the live tests that are exhaustive or comparative as well (the operator
+## side by side on the whole runnable corpus and with the view from an image volume, the
+## side-by-side fault table): run it before resolving a change to generated objects, scripts,
+## GitOps outputs or the live harness (docs/testing.md)
+test-all: export MINICLUSTER_FN_LIVE_ALL := 1
+test-all: test
 
 ## hygiene: no tracked file over 1 MB, and `go mod tidy -diff` clean in every module
 hygiene:
@@ -69,7 +81,10 @@ hygiene:
 ## unit: unit and golden tests, and end-to-end tests with the real kustomize and kpt
 unit: build bin/kustomize bin/kpt
 	MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) $(GO) test -count=1 ./...
-	# MiniClusters are decoded, validated and rendered in parallel: the race detector over those paths
+
+## race: MiniClusters are decoded, validated and rendered in parallel: the race detector over those
+## paths (in make test, not make check: its build alone takes minutes cold)
+race:
 	$(GO) test -race -count=1 ./api/... ./fn
 
 ## integration: tests against a real kube-apiserver (separate module tests/integration; the first

@@ -1,7 +1,6 @@
 package generators
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -245,6 +244,7 @@ func sortedDataKeys(data map[string]string) []string {
 }
 
 func TestEntrypointGolden(t *testing.T) {
+	t.Parallel()
 	for _, c := range entrypointCases() {
 		t.Run(c.name, func(t *testing.T) {
 			data, _, _ := renderCase(t, c)
@@ -297,6 +297,7 @@ func isScript(key string) bool { return strings.HasSuffix(key, ".sh") }
 // bash -n and shellcheck of every script: TestOutputChecks (outputcheck_test.go).
 
 func TestEntrypointDeterministic(t *testing.T) {
+	t.Parallel()
 	for _, c := range entrypointCases() {
 		t.Run(c.name, func(t *testing.T) {
 			first, _, _ := renderCase(t, c)
@@ -390,6 +391,7 @@ func bootstrapHosts(t *testing.T, cfg map[string]any) []tomlHost {
 }
 
 func TestEntrypointBrokerConfigTOML(t *testing.T) {
+	t.Parallel()
 	for _, c := range entrypointCases() {
 		t.Run(c.name, func(t *testing.T) {
 			data, mc, n := renderCase(t, c)
@@ -467,6 +469,7 @@ func initHostlist(t *testing.T, init string) string {
 }
 
 func TestEntrypointHostlist(t *testing.T) {
+	t.Parallel()
 	for _, sz := range [][2]int32{{1, 1}, {2, 2}, {4, 4}, {2, 5}, {3, 10}, {11, 11}, {1, 12}} {
 		t.Run(fmt.Sprintf("size%d-max%d", sz[0], sz[1]), func(t *testing.T) {
 			mc := testMiniCluster(sz[0], v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: "hostname"})
@@ -537,6 +540,7 @@ func caseNamed(t *testing.T, name string) entrypointCase {
 
 // Operator bug 5: the leadBroker host block printed %!s(int32=8050) and %!s(MISSING).
 func TestEntrypointLeadBrokerBlock(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		size     int32
@@ -582,6 +586,7 @@ func TestEntrypointLeadBrokerBlock(t *testing.T) {
 
 // Operator bug 6: /mnt/flux/config was hard-coded in the init script.
 func TestEntrypointMountPathNotHardcoded(t *testing.T) {
+	t.Parallel()
 	for _, c := range entrypointCases() {
 		t.Run(c.name, func(t *testing.T) {
 			mc := c.mc()
@@ -610,6 +615,7 @@ func TestEntrypointMountPathNotHardcoded(t *testing.T) {
 
 // Operator bug 7: broker.toml was appended to (>>), duplicating tables on a re-run.
 func TestEntrypointOverwriteNotAppend(t *testing.T) {
+	t.Parallel()
 	for _, c := range entrypointCases() {
 		t.Run(c.name, func(t *testing.T) {
 			data, mc, _ := renderCase(t, c)
@@ -644,6 +650,7 @@ func TestEntrypointOverwriteNotAppend(t *testing.T) {
 
 // Operator bug 12: the certificate (a secret key) was printed by the scripts.
 func TestEntrypointCurveCertNotPrinted(t *testing.T) {
+	t.Parallel()
 	printing := regexp.MustCompile(`\b(cat|echo|printf|head|tail|less|more|xxd|od)\b[^\n]*(curve\.cert|curvepath|flux_operator_curve)`)
 	for _, c := range entrypointCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -680,6 +687,7 @@ func TestEntrypointCurveCertNotPrinted(t *testing.T) {
 // Nothing depends on the render-time namespace or Job name; the Service name is only the
 // documented fallback of flux-init.sh.
 func TestEntrypointNamespaceAgnostic(t *testing.T) {
+	t.Parallel()
 	for _, c := range entrypointCases() {
 		t.Run(c.name, func(t *testing.T) {
 			mc := c.mc()
@@ -714,6 +722,7 @@ func TestEntrypointNamespaceAgnostic(t *testing.T) {
 }
 
 func TestEntrypointShellQuote(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", "plain", "two words", "it's", `"double"`, "$HOME", "`id`", "a\nb", `back\slash`, "*", "~x", "%p:@=+,-./"} {
 		out, err := exec.Command("/bin/bash", "-c", "printf %s "+shellQuote(s)).Output()
 		if err != nil || string(out) != s {
@@ -838,13 +847,11 @@ func (sb *sandbox) script(key string) string {
 
 func (sb *sandbox) run(t *testing.T, key string, index int, env ...string) (stdout, stderr string) {
 	t.Helper()
-	cmd := sb.command(t, key, index, env...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", key, err, o.String(), e.String())
+	res := sb.runStatus(t, key, index, env...)
+	if res.code != 0 {
+		t.Fatalf("%s: exit status %d\nstdout:\n%s\nstderr:\n%s", key, res.code, res.stdout, res.stderr)
 	}
-	return o.String(), e.String()
+	return res.stdout, res.stderr
 }
 
 // command is the generated script key, prepared to run as pod index (env: extra variables).
@@ -908,6 +915,7 @@ func (sb *sandbox) fluxCalls(t *testing.T) [][]string {
 }
 
 func TestEntrypointRunInit(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, caseNamed(t, "hello-world"))
 	_, stderr := sb.run(t, InitScriptKey, 1)
 	if stderr != "" {
@@ -954,6 +962,7 @@ func TestEntrypointRunInit(t *testing.T) {
 // broker script runs flux-init.sh first, then flux through that link. A volume without a view, or
 // without /opt/software, fails it, saying so.
 func TestEntrypointRunInitImageVolume(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, caseNamed(t, "view-image-volume"))
 	if !initInBroker(sb.mc, optionsOf(t, sb.mc)) {
 		t.Fatal("the case's pod has an init container; this test runs the broker script alone")
@@ -1003,6 +1012,7 @@ func TestEntrypointRunInitImageVolume(t *testing.T) {
 }
 
 func TestEntrypointRunBroker(t *testing.T) {
+	t.Parallel()
 	// noCleanup: the main broker runs with FLUX_DISABLE_JOB_CLEANUP=t (its initial program waits
 	// for every job, and nothing is archived), and its job without it (@NOCLEANUP@).
 	for _, tc := range []struct {
@@ -1116,6 +1126,7 @@ func echoedBrokerCall(t *testing.T, stdout string) []string {
 // flux itself retries the connection to the main broker), or, with completeWorkers, completes.
 // There is no retry loop in the script: flux 0.88 resolves the main broker's name again by itself.
 func TestEntrypointRunWorkerExit(t *testing.T) {
+	t.Parallel()
 	for _, complete := range []bool{false, true} {
 		t.Run(fmt.Sprintf("completeWorkers=%v", complete), func(t *testing.T) {
 			sb := newSandbox(t, caseNamed(t, "hello-world"))
@@ -1149,6 +1160,7 @@ func TestEntrypointRunWorkerExit(t *testing.T) {
 }
 
 func TestEntrypointRunSidecar(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, caseNamed(t, "sidecar"))
 	sb.run(t, InitScriptKey, 0)
 	// The broker's socket exists: the sidecar must not wait (no goshare-wait-fs here, so it
@@ -1172,6 +1184,7 @@ func TestEntrypointRunSidecar(t *testing.T) {
 // the script runs. One of its examples picks the leader with "\${FLUX_TASK_RANK}"; written
 // verbatim, that test is never true and no rank runs the leader part.
 func TestScriptEscapesAsTheOperator(t *testing.T) {
+	t.Parallel()
 	script := "#!/bin/bash\n" +
 		`if [[ "\${FLUX_TASK_RANK}" == "0" ]]; then echo "leader of \$(hostname)"; else echo follower; fi` + "\n" +
 		`echo 'written on ${index}, \\ stays one backslash'` + "\n"
@@ -1208,6 +1221,7 @@ func TestScriptEscapesAsTheOperator(t *testing.T) {
 
 // TestBatchLinesEscapeAsTheOperator: batch lines were echo "..."'d by the operator; \$ defers.
 func TestBatchLinesEscapeAsTheOperator(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, entrypointCase{name: "batch", mc: func() *v1alpha2.MiniCluster {
 		mc := testMiniCluster(1, v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Batch: true, BatchRaw: true,
 			Command: `echo now=${index} later=\${FLUX_JOB_ID}`})

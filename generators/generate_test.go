@@ -85,6 +85,7 @@ spec:
 `
 
 func TestBrokerJobShape(t *testing.T) {
+	t.Parallel()
 	objs, _ := generate(t, helloWorld)
 	job := brokerJobOf(t, objs)
 	if *job.Spec.CompletionMode != batchv1.IndexedCompletion || *job.Spec.Completions != 4 || *job.Spec.Parallelism != 4 {
@@ -122,6 +123,7 @@ func TestBrokerJobShape(t *testing.T) {
 }
 
 func TestEveryObjectHasRecommendedLabelsAndWave(t *testing.T) {
+	t.Parallel()
 	objs, _ := generate(t, strings.Replace(helloWorld, "  containers:", "  services:\n    - {name: db, image: postgres}\n  containers:", 1))
 	waves := map[string]string{}
 	for _, o := range objs {
@@ -145,6 +147,7 @@ func TestEveryObjectHasRecommendedLabelsAndWave(t *testing.T) {
 }
 
 func TestJobNameHash(t *testing.T) {
+	t.Parallel()
 	name := func(doc string) (string, string) {
 		job := brokerJobOf(t, must(generate(t, doc)))
 		for _, v := range job.Spec.Template.Spec.Volumes {
@@ -181,6 +184,7 @@ func TestJobNameHash(t *testing.T) {
 }
 
 func TestStableJobName(t *testing.T) {
+	t.Parallel()
 	doc := strings.Replace(helloWorld, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/job-naming: stable", 1)
 	job := brokerJobOf(t, must(generate(t, doc)))
 	if job.Name != "flux-sample" {
@@ -193,6 +197,7 @@ func TestStableJobName(t *testing.T) {
 
 // Operator bug 1: env, volumes, items and node affinity came out in Go map order.
 func TestDeterministicMapOrder(t *testing.T) {
+	t.Parallel()
 	doc := `
 apiVersion: flux-framework.org/v1alpha2
 kind: MiniCluster
@@ -227,6 +232,7 @@ spec:
 
 // Operator bug 2: a ConfigMap volume was named after the ConfigMap but mounted by key.
 func TestConfigMapVolumeNamedByKey(t *testing.T) {
+	t.Parallel()
 	doc := strings.Replace(helloWorld, "      command: echo hello world", `      command: echo hello world
       volumes:
         inputs: {path: /inputs, configMapName: lammps-config}`, 1)
@@ -247,6 +253,7 @@ func TestConfigMapVolumeNamedByKey(t *testing.T) {
 
 // Operator bug 3: a volume with only a path became a claim with an empty claimName.
 func TestPathOnlyVolumeIsEmptyDir(t *testing.T) {
+	t.Parallel()
 	doc := strings.Replace(helloWorld, "      command: echo hello world", `      command: echo hello world
       volumes:
         out: {path: /tmp/fluxout}`, 1)
@@ -266,6 +273,7 @@ func TestPathOnlyVolumeIsEmptyDir(t *testing.T) {
 
 // Operator bug 4: container N also mounted the volumes of containers 0..N-1.
 func TestMountsDoNotLeakAcrossContainers(t *testing.T) {
+	t.Parallel()
 	doc := `
 apiVersion: flux-framework.org/v1alpha2
 kind: MiniCluster
@@ -298,6 +306,7 @@ spec:
 // Service. With a Secret (the default) it may not read any Secret back, not even the certificate:
 // that would let it create a token Secret under that name and read the token.
 func TestKeygenLeastPrivilege(t *testing.T) {
+	t.Parallel()
 	configMap := strings.Replace(helloWorld, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/curve-kind: ConfigMap", 1)
 	getService := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{"flux-sample"}, Verbs: []string{"get"}}
 	for name, tc := range map[string]struct {
@@ -368,6 +377,7 @@ func TestKeygenLeastPrivilege(t *testing.T) {
 // memory limit; on disk when the broker Job runs until deleted or a container has a memory limit;
 // the option decides over both.
 func TestViewMedium(t *testing.T) {
+	t.Parallel()
 	annotate := func(doc, medium string) string {
 		return strings.Replace(doc, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/view-medium: "+medium, 1)
 	}
@@ -415,6 +425,7 @@ func TestViewMedium(t *testing.T) {
 // lone broker's pod has none (its broker script does that work). By default there is no image
 // volume.
 func TestViewSource(t *testing.T) {
+	t.Parallel()
 	const view = "ghcr.io/converged-computing/flux-view-rocky:tag-9"
 	doc := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  flux:\n    container:\n      image: "+view+"\n      pullAlways: true", 1)
 	sidecar := strings.Replace(doc, "      command: echo hello world\n", "      command: echo hello world\n      runFlux: true\n    - image: nginx\n      name: web\n", 1)
@@ -487,6 +498,7 @@ func TestViewSource(t *testing.T) {
 
 // TestCurveSources: where the broker pods get the certificate from, for each way of giving it.
 func TestCurveSources(t *testing.T) {
+	t.Parallel()
 	// A test key (minicluster-fn keygen), used nowhere else.
 	inline := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  flux:\n    curveCert: |\n      metadata\n          name = \"x\"\n"+
 		"      curve\n          public-key = \"c}NG4WENO2G^QC(hmSa^X{2e@*[:Jsy-?4E+0hm&\"\n          secret-key = \"2>z28r<BA2.pj0i)fwwlZvr}a!@d0dLl>ycW$eWI\"\n", 1)
@@ -560,6 +572,7 @@ func TestCurveSources(t *testing.T) {
 }
 
 func TestServicesPodAndPortServices(t *testing.T) {
+	t.Parallel()
 	doc := `
 apiVersion: flux-framework.org/v1alpha2
 kind: MiniCluster
@@ -591,6 +604,7 @@ spec:
 }
 
 func TestMinimalService(t *testing.T) {
+	t.Parallel()
 	doc := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  flux: {minimalService: true}", 1)
 	svcs := find(must(generate(t, doc)), func(s *corev1.Service) bool { return s.Labels[LabelComponent] == componentHeadless })
 	if svcs[0].Spec.Selector[jobCompletionIndexLabel] != "0" || svcs[0].Spec.Ports[0].Port != 8050 {
@@ -599,6 +613,7 @@ func TestMinimalService(t *testing.T) {
 }
 
 func TestCleanupWarns(t *testing.T) {
+	t.Parallel()
 	_, warns := generate(t, strings.Replace(helloWorld, "  size: 4", "  size: 4\n  cleanup: true", 1))
 	if !slices.ContainsFunc(warns, func(w Warning) bool { return w.Field == "spec.cleanup" && strings.Contains(w.Message, "Git") }) {
 		t.Errorf("want a warning that says what to do instead of cleanup, got %v", warns)
@@ -611,6 +626,7 @@ func must[T any, U any](v T, _ U) T { return v }
 // empty string when var is not defined, which would break every script; the entrypoint ConfigMap
 // opts out, and no other object has ${ in it to protect.
 func TestEntrypointNotSubstitutedByFluxCD(t *testing.T) {
+	t.Parallel()
 	objs, _ := generate(t, helloWorld)
 	for _, obj := range objs {
 		cm, ok := obj.(*corev1.ConfigMap)
@@ -629,6 +645,7 @@ func TestEntrypointNotSubstitutedByFluxCD(t *testing.T) {
 // TestServicesPodPullSecrets: the operator gives the services Pod spec.containers' pull secrets,
 // ours took only services[].imagePullSecret; a private services image must pull under both.
 func TestServicesPodPullSecrets(t *testing.T) {
+	t.Parallel()
 	doc := `
 apiVersion: flux-framework.org/v1alpha2
 kind: MiniCluster
@@ -657,6 +674,7 @@ spec:
 // TestStdinTTY: the operator's containers have stdin and a TTY (kubectl attach -it; line-buffered
 // output of programs under flux start); ours too, in the broker pods and the services Pod.
 func TestStdinTTY(t *testing.T) {
+	t.Parallel()
 	doc := `
 apiVersion: flux-framework.org/v1alpha2
 kind: MiniCluster
@@ -688,6 +706,7 @@ spec:
 // exactly when a change of its size renames the broker Job (GitOps prune then replaces the running
 // cluster); a MiniCluster that runs a command gets none, since its new Job reruns the command.
 func TestNotesSayWhenASizeChangeReplacesTheCluster(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, spec       string
 		persistent, note bool

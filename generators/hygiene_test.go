@@ -12,6 +12,7 @@ import (
 // file is mode 0400 and owned by root) must stop with a message saying what to do, not start a
 // broker that fails later on a missing file.
 func TestEntrypointUnreadableCertificate(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, caseNamed(t, "hello-world"))
 	sb.run(t, InitScriptKey, 0)
 	cert := filepath.Join(sb.dir, "curve", "curve.cert")

@@ -318,6 +318,7 @@ func checkedSets(t *testing.T) []checkedSet {
 // TestOutputChecks: the output for every input passes bash -n, the broker config and host list
 // checks, least privilege and certificate hygiene; then shellcheck over every script at once.
 func TestOutputChecks(t *testing.T) {
+	t.Parallel()
 	sets := checkedSets(t)
 	scripts := map[string]string{}
 	for _, s := range sets {
@@ -352,6 +353,7 @@ func TestOutputChecks(t *testing.T) {
 // keygen pre-step's rights for the kind of certificate object it creates, and those only where the
 // keygen Job is generated. No input grants any right to read a Secret.
 func TestRBACRulesAcrossInputs(t *testing.T) {
+	t.Parallel()
 	granted := map[string][]string{} // rule -> inputs
 	kinds := map[v1alpha2.CurveKind]int{}
 	for _, s := range checkedSets(t) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,12 +40,35 @@ func (sb *sandbox) runStatus(t *testing.T, key string, index int, env ...string)
 	return runCommand(t, sb.command(t, key, index, env...))
 }
 
+// runCommand runs cmd in a process group of its own, with its output in files, and then kills
+// what is left of that group. A broker script's join watchdog, killed when the broker ends, leaves
+// its sleep behind (harmless in a pod, whose processes end with the container): with pipes, Wait
+// would wait for that sleep to close them, up to 30 s a run.
 func runCommand(t *testing.T, cmd *exec.Cmd) scriptResult {
 	t.Helper()
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	res := scriptResult{stdout: o.String(), stderr: e.String(), output: o.String() + e.String()}
+	dir := t.TempDir()
+	create := func(name string) *os.File {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	o, e := create("stdout"), create("stderr")
+	cmd.Stdout, cmd.Stderr = o, e
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	err := cmd.Start()
+	if err == nil {
+		err = cmd.Wait()
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	o.Close()
+	e.Close()
+	res := scriptResult{stdout: readFile(t, o.Name()), stderr: readFile(t, e.Name())}
+	res.output = res.stdout + res.stderr
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
@@ -56,6 +80,7 @@ func runCommand(t *testing.T, cmd *exec.Cmd) scriptResult {
 }
 
 func TestBrokerOwner(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name           string
 		pod, container corev1.SecurityContext
@@ -145,6 +170,7 @@ func asUser1000(cmd *exec.Cmd) *exec.Cmd {
 // A bug seen on real brokers: with fsGroup and a runFlux container running as 1000, the init
 // container (root) created the config tree as root and the broker could not write it.
 func TestEntrypointRunNonRootBroker(t *testing.T) {
+	t.Parallel()
 	t.Run("runAsUser set: the init container hands over the tree", func(t *testing.T) {
 		sb := nonRootSandbox(t, true)
 		sb.run(t, InitScriptKey, 1)
@@ -207,6 +233,7 @@ func TestEntrypointRunNonRootBroker(t *testing.T) {
 // A bug seen on real brokers: bash as a container's PID 1 did not pass SIGTERM on, so brokers
 // died by SIGKILL at the end of the grace period. The script must forward it to the broker and exit when it has.
 func TestEntrypointRunForwardsSIGTERM(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		index int
@@ -299,6 +326,7 @@ func TestEntrypointRunForwardsSIGTERM(t *testing.T) {
 // marker TestEntrypointRunJoinWarning shows it writes once the broker runs). One check waits for
 // the marker up to readyCheckWait, and succeeds as soon as it appears.
 func TestEntrypointReadyScript(t *testing.T) {
+	t.Parallel()
 	sb := newSandbox(t, caseNamed(t, "hello-world"))
 	sb.run(t, InitScriptKey, 1)
 	joined := newPodLayout(sb.mc.Spec.Flux.Container.MountPath).Joined
@@ -359,6 +387,7 @@ func TestEntrypointReadyScript(t *testing.T) {
 // alone (it left the marker, through flux exec, before it stopped) starts its broker again to
 // rejoin the main broker's next pod; without the marker (the instance shut down), it ends.
 func TestEntrypointRunFollowerRejoins(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name         string
 		leadReturns  bool
@@ -392,6 +421,7 @@ func TestEntrypointRunFollowerRejoins(t *testing.T) {
 // (for the startupProbe), and only then: a worker's by the hook its rc1 runs, the main broker's
 // by the watchdog once the instance runs.
 func TestEntrypointRunJoinWarning(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		index int
 		state string
@@ -400,7 +430,7 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 		// script then says of it: the name, its address, whether the port takes a connection.
 		parent, report string
 		// slowLookup: getent answers after 1.5 s, and reportEnd is the rest of the report after
-		// the time the lookup took (a busy machine may add a tenth).
+		// the time the lookup took, which must be at least 1.5 s (a busy machine adds to it).
 		slowLookup bool
 		reportEnd  string
 	}{
@@ -411,7 +441,7 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 			parent: "tcp://no-such-broker.invalid:8050", report: "its parent broker is tcp://no-such-broker.invalid:8050; no-such-broker.invalid does not resolve in this pod."},
 		{index: 1, state: "join", want: "has not joined the main broker after 30s (broker state: join); flux keeps trying",
 			parent: "tcp://slow-dns.test:1", slowLookup: true,
-			report:    "its parent broker is tcp://slow-dns.test:1; slow-dns.test resolves to 127.0.0.1 in this pod (the lookup took 1.",
+			report:    "its parent broker is tcp://slow-dns.test:1; slow-dns.test resolves to 127.0.0.1 in this pod (the lookup took ",
 			reportEnd: " s: DNS in this pod answers slowly or drops queries, and the broker looks the name up again on every retry), and 127.0.0.1:1 does not take a TCP connection within 2 s."},
 		{index: 1, state: "none", want: "has not joined the main broker after 30s (broker state: not answering)"},
 		{index: 0, state: "quorum", want: "the main broker: the instance has not started after 30s (broker state: quorum)"},
@@ -489,6 +519,14 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 			if tc.reportEnd != "" && !strings.Contains(out, tc.reportEnd) {
 				t.Errorf("stderr lacks the end of the parent's report %q:\n%s", tc.reportEnd, out)
 			}
+			if tc.slowLookup {
+				m := regexp.MustCompile(`the lookup took (\d+)\.(\d)` + regexp.QuoteMeta(tc.reportEnd)).FindStringSubmatch(out)
+				if m == nil {
+					t.Errorf("stderr lacks the lookup's time:\n%s", out)
+				} else if tenths, _ := strconv.Atoi(m[1] + m[2]); tenths < 15 {
+					t.Errorf("the lookup took %s.%s s by the report; getent took at least 1.5 s:\n%s", m[1], m[2], out)
+				}
+			}
 			if strings.HasPrefix(tc.parent, "tcp://127.0.0.1:") && strings.Contains(out, "the lookup took") {
 				t.Errorf("called the lookup of an address slow:\n%s", out)
 			}
@@ -529,6 +567,7 @@ func readFile(t *testing.T, name string) string {
 // pod's time to ready on the live cluster. With view-source ImageVolume nothing is copied: every
 // other container mounts the software from the view image's volume.
 func TestSoftwareMountedNotCopied(t *testing.T) {
+	t.Parallel()
 	for _, c := range entrypointCases() {
 		t.Run(c.name, func(t *testing.T) {
 			data, mc, n := renderCase(t, c)
@@ -605,6 +644,7 @@ var brokerCommandCases = []struct {
 // message where validation refuses it (the script rendered all the same). Every broker command of
 // the examples and of the corpus must be accepted and split.
 func TestBrokerCommandSplitting(t *testing.T) {
+	t.Parallel()
 	type tc struct {
 		name, command string
 		launcher, ok  bool

@@ -8,6 +8,7 @@ import (
 // TestScriptTemplatesConcurrentFirstUse: renders in parallel goroutines parse each script once and
 // all get the same template (run with -race).
 func TestScriptTemplatesConcurrentFirstUse(t *testing.T) {
+	t.Parallel()
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
