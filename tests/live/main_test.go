@@ -264,6 +264,16 @@ func banner(msg string) {
 	fmt.Fprintf(os.Stderr, "\n%s\n! %s !\n%s\n\n", line, msg, line)
 }
 
+// exhaustive skips a test that only make test-all runs (MINICLUSTER_FN_LIVE_ALL=1): the operator
+// side by side on the whole runnable corpus and with the view from an image volume, and the fault
+// table. make test keeps a live proof of every row of the mission; these widen it (docs/testing.md).
+func exhaustive(t *testing.T, what string) {
+	t.Helper()
+	if os.Getenv("MINICLUSTER_FN_LIVE_ALL") != "1" {
+		t.Skipf("SKIPPED, NOT RUN: %s is part of make test-all (MINICLUSTER_FN_LIVE_ALL=1), not make test", what)
+	}
+}
+
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
 		return v

@@ -23,6 +23,7 @@ const recoverLimit = 2 * time.Minute
 // new pod's FailedMount event names the missing Secret. The table is logged and written to
 // bin/live-faults.md.
 func TestOperatorLiveFaults(t *testing.T) {
+	exhaustive(t, "the side-by-side fault table")
 	requireImages(t)
 	needOperator(t)
 	file := filepath.Join(suite.repo, "tests", "live", "testdata", "interactive.yaml")

@@ -24,10 +24,10 @@ const operatorDefaultView = "ghcr.io/converged-computing/flux-view-ubuntu:tag-no
 // from ../shared/vendor with its real keygen, with the RBAC of its own config/), given the
 // MiniCluster in one namespace; our render of it applied in another. Both sides get the same
 // stand-in images (standIn: on the operator's side in the MiniCluster, on ours in the output).
-// The MiniClusters: hello-world, batch, a persistent cluster (those three also with our view from
-// an image volume), and every file of the operator's corpus that tests/live can run (TestCorpus's
-// rule); a corpus file that one side refuses is applied to the other alone, and its row gives
-// both answers.
+// The MiniClusters: hello-world, batch and a persistent cluster, side by side at once; with make
+// test-all also those three with our view from an image volume, and every file of the operator's
+// corpus that tests/live can run (TestCorpus's rule, with its sleeps cut as there); a corpus file
+// that one side refuses is applied to the other alone, and its row gives both answers.
 // It compares the end states: the Job completed or kept running, the ranks that joined, each
 // rank's output, and the objects that exist, by role. One row per MiniCluster: same, better (with
 // the rules of docs/differences-from-operator.md that say why), or different, which fails the
@@ -42,18 +42,22 @@ func TestOperatorLive(t *testing.T) {
 		{"batch", "examples/batch/minicluster.yaml"},
 		{"persistent", "tests/live/testdata/interactive.yaml"},
 	}
-	for _, c := range named {
-		r := &row{file: c.file, outcome: "not run"}
-		rows = append(rows, r)
-		t.Run(c.name, func(t *testing.T) {
-			r.outcome = "FAILED (the test's log has the reason)"
-			r.outcome = sideBySide(t, c.name, filepath.Join(suite.repo, c.file), nil)
-		})
-	}
+	t.Run("examples", func(t *testing.T) {
+		for _, c := range named {
+			r := &row{file: c.file, outcome: "not run"}
+			rows = append(rows, r)
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				r.outcome = "FAILED (the test's log has the reason)"
+				r.outcome = sideBySide(t, c.name, filepath.Join(suite.repo, c.file), nil)
+			})
+		}
+	})
 	// The same three with the view from an image volume (minicluster-fn.dev/view-source:
 	// ImageVolume), the render that is faster than the operator at every size where the node mounts
 	// image volumes (docs/benchmarks.md): it must reach the operator's end states too.
 	t.Run("image-volume", func(t *testing.T) {
+		exhaustive(t, "the operator side by side with the view from an image volume")
 		for _, c := range named {
 			r := &row{file: c.file + " with view-source ImageVolume", outcome: "not run"}
 			rows = append(rows, r)
@@ -70,6 +74,7 @@ func TestOperatorLive(t *testing.T) {
 		t.Logf("SKIPPED: the corpus is not at %s (../shared is absent): its files are not in the table", corpus)
 	}
 	t.Run("corpus", func(t *testing.T) {
+		exhaustive(t, "the operator side by side on the corpus")
 		for _, file := range corpusFiles(t, corpus) {
 			rel, _ := filepath.Rel(corpus, file)
 			r := &row{file: "corpus/" + rel, outcome: "not run"}
@@ -96,6 +101,7 @@ func TestOperatorLive(t *testing.T) {
 				if f, ok := operatorFailures[rel]; ok {
 					failure = &f
 				}
+				file, _ := cutSleeps(t, file, src)
 				r.outcome = sideBySide(t, name, file, failure)
 			})
 		}
