@@ -104,6 +104,7 @@ var badInputs = map[string]string{
 	"strings with escapes":                "spec: {containers: [{image: \"a\\\"b\\\\c\\u00e9\\u2028<>&\\t\", command: \"\\x01\\U0001F600\"}]}",
 	"keys with dots and brackets":         "spec: {jobLabels: {a.b/c: \"1\", \"x[0]\": y}, containers: [{image: a, volumes: {a.b: {pth: x}, \"a\": {b.pth: y}}}]}",
 	"case-variant keys":                   "Spec: {size: 1}\nspec: {Size: 2, containers: [{Image: a}]}",
+	"image references that do not parse":  "metadata: {name: a, annotations: {minicluster-fn.dev/keygen-image: \"Keygen:V1\"}}\nspec: {flux: {container: {image: \"view image\"}}, services: [{name: s, image: \"reg:5000/Svc\"}], containers: [{image: \"Ubuntu:Noble\"}, {name: b, image: \"ubuntu noble\"}, {name: c, image: \"app@sha256:abc\"}]}",
 }
 
 // TestDecodeErrors: Decode's errors name the exact field, with list indices and map keys.

@@ -362,6 +362,7 @@ func TestKRMModes(t *testing.T) {
 		mc := miniCluster("flux-sample", "minicluster.yaml", -1, "hostname")
 		spec := mc["spec"].(map[string]any)
 		spec["containers"].([]any)[0].(map[string]any)["imagee"] = "typo"
+		spec["containers"].([]any)[0].(map[string]any)["image"] = "Ubuntu:Noble"
 		usersService := map[string]any{
 			"apiVersion": "v1", "kind": "Service",
 			"metadata": map[string]any{"name": "users-own", "annotations": map[string]any{"internal.config.kubernetes.io/path": "service.yaml"}},
@@ -391,8 +392,8 @@ func TestKRMModes(t *testing.T) {
 				t.Errorf("error result without file.path minicluster.yaml: %+v", r)
 			}
 		}
-		if errs < 2 {
-			t.Errorf("%d error results, want one per problem (negative size, unknown field imagee): %+v", errs, pl.results)
+		if errs < 3 {
+			t.Errorf("%d error results, want one per problem (negative size, unknown field imagee, image not a reference): %+v", errs, pl.results)
 		}
 		paths := ""
 		for _, r := range pl.results {
@@ -400,7 +401,7 @@ func TestKRMModes(t *testing.T) {
 				paths += r.Field.Path + " "
 			}
 		}
-		for _, want := range []string{"spec.size", "imagee"} {
+		for _, want := range []string{"spec.size", "imagee", "spec.containers[0].image"} {
 			if !strings.Contains(paths, want) {
 				t.Errorf("no result with a field path naming %s (paths: %s)", want, paths)
 			}
