@@ -114,9 +114,19 @@ func TestDecodeErrors(t *testing.T) {
 		want []string
 	}{
 		"unknown in a list element": {"spec: {containers: [{image: a}, {image: b, comand: x}]}",
-			[]string{"spec.containers[1].comand: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"}},
+			[]string{"spec.containers[1].comand: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.containers[1].command?"}},
 		"unknown in a map value": {"spec: {containers: [{image: a, volumes: {data: {pth: /d}}}]}",
-			[]string{"spec.containers[0].volumes[data].pth: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"}},
+			[]string{"spec.containers[0].volumes[data].pth: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.containers[0].volumes[data].path?"}},
+		"letters swapped": {"spec: {contianers: [{image: a}]}",
+			[]string{"spec.contianers: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.containers?"}},
+		"a letter missing": {"spec: {containers: [{image: a, volumes: {d: {path: /d, hostPat: /x}}}]}",
+			[]string{"spec.containers[0].volumes[d].hostPat: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.containers[0].volumes[d].hostPath?"}},
+		"two fields as near": {"spec: {containers: [{image: a}], mixSize: 4}",
+			[]string{"spec.mixSize: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.maxSize or spec.minSize?"}},
+		"in a Kubernetes type": {"spec: {containers: [{image: a, securityContext: {runAsUsr: 1}}]}",
+			[]string{"spec.containers[0].securityContext.runAsUsr: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.containers[0].securityContext.runAsUser?"}},
+		"nothing near": {"spec: {containers: [{image: a}], parallelism: 4}",
+			[]string{"spec.parallelism: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"}},
 		"unknown fields sorted": {"spec: {zz: 1, containers: [{image: a, aa: 2}]}\nmetadata: {name: a, bb: 3}",
 			[]string{
 				"metadata.bb: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)",
@@ -151,7 +161,7 @@ func TestDecodeErrors(t *testing.T) {
 			[]string{`spec.size: Invalid value: 0: must be at least 1`}},
 		"size null is no size": {"spec: {size: null, containers: [{image: a}]}", nil},
 		"size in another case is no size": {"spec: {Size: 0, containers: [{image: a}]}",
-			[]string{"spec.Size: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"}},
+			[]string{"spec.Size: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.size?"}},
 		"fine": {"spec: {size: 2, containers: [{image: a, resources: {limits: {cpu: 500m, memory: 1Gi}}}]}", nil},
 	} {
 		t.Run(name, func(t *testing.T) {

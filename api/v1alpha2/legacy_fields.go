@@ -81,10 +81,15 @@ func LegacyFieldHint(path string) string {
 	return ""
 }
 
-// UnknownFieldDetail is the message for a field that is not in the v1alpha2 schema.
-func UnknownFieldDetail(p *field.Path) string {
+// UnknownFieldDetail is the message for a field that is not in the v1alpha2 schema: where a
+// v1alpha1 field went, else the known fields whose names are nearest (didYouMean, full paths),
+// else a pointer to the spelling.
+func UnknownFieldDetail(p *field.Path, didYouMean []string) string {
 	if hint := LegacyFieldHint(p.String()); hint != "" {
 		return "unknown field: " + hint
+	}
+	if len(didYouMean) > 0 {
+		return "unknown field: not in the MiniCluster v1alpha2 schema; did you mean " + strings.Join(didYouMean, " or ") + "?"
 	}
 	return "unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"
 }

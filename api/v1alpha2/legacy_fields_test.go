@@ -105,8 +105,8 @@ func TestLegacyFields(t *testing.T) {
 	}
 }
 
-// TestLegacyFieldHintOnlyForLegacyPaths: typos, and fields of the same name elsewhere, keep the
-// plain message.
+// TestLegacyFieldHintOnlyForLegacyPaths: typos, and fields of the same name elsewhere, get no
+// v1alpha1 hint.
 func TestLegacyFieldHintOnlyForLegacyPaths(t *testing.T) {
 	for _, p := range []string{
 		"spec.sizee", "spec.containers[0].comand", "spec.volume", "spec.containers[0].volumes[data].pth",
@@ -118,8 +118,8 @@ func TestLegacyFieldHintOnlyForLegacyPaths(t *testing.T) {
 		}
 	}
 	_, errs := v1alpha2.Decode([]byte(legacyHead + "spec: {containers: [{image: a, comand: x}]}"))
-	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "check the spelling") {
-		t.Errorf("a typo: got %v, want the check-the-spelling message", errs)
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "did you mean spec.containers[0].command?") || strings.Contains(errs[0].Error(), "v1alpha1") {
+		t.Errorf("a typo: got %v, want the nearest field and no v1alpha1 hint", errs)
 	}
 }
 
