@@ -57,6 +57,9 @@ func decodeJSON(js []byte) (*MiniCluster, field.ErrorList) {
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(js, &head); err != nil && !specTypeError(err) {
 		return nil, field.ErrorList{field.Invalid(field.NewPath(""), "<document>", "expected a YAML mapping with apiVersion and kind")}
 	}
+	if detail := OtherVersionDetail(head.APIVersion, head.Kind); detail != "" {
+		return nil, field.ErrorList{field.Invalid(field.NewPath("apiVersion"), head.APIVersion, detail)}
+	}
 	if head.Kind != Kind || head.APIVersion != APIVersion {
 		return nil, field.ErrorList{field.Invalid(field.NewPath("kind"), head.APIVersion+", Kind="+head.Kind,
 			"not a MiniCluster: expected apiVersion "+APIVersion+" and kind "+Kind)}
