@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,32 @@ func TestValidateHelpExample(t *testing.T) {
 	out, errOut, err := runCmd(t, "", append([]string{"validate"}, files...)...)
 	if err != nil {
 		t.Fatalf("validate %s: %v\n%s", args, err, errOut)
+	}
+	for _, f := range files {
+		if !strings.Contains(out, "ok: "+f+": MiniCluster/") {
+			t.Errorf("no ok line for %s:\n%s", f, out)
+		}
+	}
+}
+
+// TestValidateExamplesTogether: the project's examples are valid together, as a user who runs
+// `minicluster-fn validate examples/` finds them: distinct names, an ok line for every MiniCluster
+// file under examples/, and nothing on stderr (no warning or info remark about our own examples).
+func TestValidateExamplesTogether(t *testing.T) {
+	t.Chdir("../..")
+	var files []string
+	err := filepath.WalkDir("examples", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "minicluster.yaml" {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil || len(files) < 7 {
+		t.Fatalf("found %d minicluster.yaml files under examples/ (%v)", len(files), err)
+	}
+	out, errOut, err := runCmd(t, "", "validate", "examples/")
+	if err != nil || errOut != "" {
+		t.Fatalf("validate examples/: %v\n%s", err, errOut)
 	}
 	for _, f := range files {
 		if !strings.Contains(out, "ok: "+f+": MiniCluster/") {
