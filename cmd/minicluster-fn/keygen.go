@@ -49,7 +49,7 @@ func newKeygenCmd() *cobra.Command {
 	var check string
 	var publish bool
 	cmd := &cobra.Command{
-		Use:   "keygen [--cert-name MINICLUSTER] [--output configmap|secret --name N --cert-name MINICLUSTER]",
+		Use:   "keygen [--cert-name MINICLUSTER [--output configmap|secret --name N]]",
 		Short: "Make a CURVE certificate for Flux brokers, or check or publish one",
 		Long: `keygen makes a new CURVE certificate, the key pair all brokers of one MiniCluster share, in
 the format "flux keygen" writes, and prints it to stdout. The key is made in pure Go from the
