@@ -116,8 +116,9 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 		case KeygenImageAnnotation:
 			if strings.TrimSpace(v) == "" {
 				errs = append(errs, field.Invalid(p, v, "must be an image reference"))
+			} else {
+				errs = append(errs, validateImage(v, p)...)
 			}
-			errs = append(errs, validateImage(v, p)...)
 			opts.KeygenImage = v
 		case CurveSecretAnnotation:
 			for _, msg := range validation.IsDNS1123Subdomain(v) {

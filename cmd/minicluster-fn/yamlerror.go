@@ -62,7 +62,6 @@ func yamlSyntaxProblem(data []byte, fallback error) string {
 // gives, as any other character that cannot start a token would.
 var tabProblems = map[string]bool{
 	"found character that cannot start any token":                  true,
-	"found a tab character that violate indentation":               true,
 	"found a tab character that violates indentation":              true,
 	"found a tab character where an indentation space is expected": true,
 }
