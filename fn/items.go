@@ -76,13 +76,18 @@ func (g generatedSet) pathAnnotations(obj generators.Object, keys []string) map[
 }
 
 // outputFile is a predictable file for a generated object next to its MiniCluster, for kpt:
-// <dir>/<minicluster>/<kind>_<name>.yaml.
+// <dir>/<kind>_<name>.yaml, the name kyaml gives an object that has no path
+// (kioutil.CreatePathAnnotationValue, without its namespace directory: the output must not depend on
+// the namespace). Every generated name derives from its MiniCluster's, and two MiniClusters never
+// generate the same kind and name (nameCollisions), so the files do not collide. They are in no
+// directory of their own: kpt deletes the files of objects that are gone but never a directory,
+// and a directory per MiniCluster would be left empty after a rename.
 func outputFile(obj generators.Object, src *source) string {
-	return path.Join(path.Dir(src.file), outputBase(src.mc.Name, obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName()))
+	return path.Join(path.Dir(src.file), outputBase(obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName()))
 }
 
-func outputBase(miniCluster, kind, name string) string {
-	return path.Join(miniCluster, strings.ToLower(kind)+"_"+name+".yaml")
+func outputBase(kind, name string) string {
+	return strings.ToLower(kind) + "_" + name + ".yaml"
 }
 
 // staleOutput tells whether item was written into the package by an earlier render for a
@@ -101,7 +106,7 @@ func staleOutput(item *yaml.RNode, sources []*source) (string, bool) {
 		return "", false
 	}
 	file, _ := fileOf(item)
-	want := outputBase(instance, item.GetKind(), item.GetName())
+	want := outputBase(item.GetKind(), item.GetName())
 	return instance, file == want || strings.HasSuffix(file, "/"+want)
 }
 

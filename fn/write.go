@@ -26,7 +26,7 @@ func (p Processor) Stream(in io.Reader, out io.Writer) (framework.Results, error
 	rw := &kio.ByteReadWriter{Reader: in, KeepReaderAnnotations: true}
 	items, err := rw.Read()
 	if err != nil {
-		return nil, errors.New("failed to read the ResourceList input: " + err.Error())
+		return nil, &ReadError{Err: err}
 	}
 	pathKeys := pathAnnotationKeys(items)
 	nodeAnnos, err := kio.PreprocessResourcesForInternalAnnotationMigration(items)
@@ -66,6 +66,13 @@ func (p Processor) Stream(in io.Reader, out io.Writer) (framework.Results, error
 	werr := writeResourceList(w, items, generated, rl.FunctionConfig, rl.Results)
 	return rl.Results, errors.Join(err, werr, w.Flush())
 }
+
+// ReadError is a ResourceList input that kyaml could not read: YAML that does not parse, or no
+// ResourceList. Err is kyaml's error.
+type ReadError struct{ Err error }
+
+func (e *ReadError) Error() string { return "failed to read the ResourceList input: " + e.Err.Error() }
+func (e *ReadError) Unwrap() error { return e.Err }
 
 type encoded struct {
 	text []byte

@@ -57,6 +57,9 @@ func decodeJSON(js []byte) (*MiniCluster, field.ErrorList) {
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(js, &head); err != nil && !specTypeError(err) {
 		return nil, field.ErrorList{field.Invalid(field.NewPath(""), "<document>", "expected a YAML mapping with apiVersion and kind")}
 	}
+	if detail := OtherVersionDetail(head.APIVersion, head.Kind); detail != "" {
+		return nil, field.ErrorList{field.Invalid(field.NewPath("apiVersion"), head.APIVersion, detail)}
+	}
 	if head.Kind != Kind || head.APIVersion != APIVersion {
 		return nil, field.ErrorList{field.Invalid(field.NewPath("kind"), head.APIVersion+", Kind="+head.Kind,
 			"not a MiniCluster: expected apiVersion "+APIVersion+" and kind "+Kind)}
@@ -78,11 +81,11 @@ func decodeJSON(js []byte) (*MiniCluster, field.ErrorList) {
 			// sigs.k8s.io/json's strict errors tell their kind only by their text
 			// (TestStrictErrorWording pins it).
 			duplicate := strings.HasPrefix(e.Error(), "duplicate field")
-			for _, p := range memberPaths(doc, fe.FieldPath()) {
+			for _, m := range memberPaths(doc, fe.FieldPath()) {
 				if duplicate {
-					errs = append(errs, field.Duplicate(p, "field given twice"))
+					errs = append(errs, field.Duplicate(m.path, "field given twice"))
 				} else {
-					errs = append(errs, unknownFieldError(p))
+					errs = append(errs, unknownFieldError(m.path, m.didYouMean))
 				}
 			}
 		}
@@ -102,9 +105,10 @@ func specTypeError(err error) bool {
 }
 
 // unknownFieldError is the error for a field that is not in the MiniCluster v1alpha2 schema: every
-// unknown field of a document is reported through here.
-func unknownFieldError(path *field.Path) *field.Error {
-	return field.Forbidden(path, UnknownFieldDetail(path))
+// unknown field of a document is reported through here, with the paths of the known fields its
+// name is nearest to.
+func unknownFieldError(path *field.Path, didYouMean []string) *field.Error {
+	return field.Forbidden(path, UnknownFieldDetail(path, didYouMean))
 }
 
 // decodeError turns the error of a decoding that failed into a field error at its path.

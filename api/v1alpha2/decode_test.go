@@ -104,6 +104,7 @@ var badInputs = map[string]string{
 	"strings with escapes":                "spec: {containers: [{image: \"a\\\"b\\\\c\\u00e9\\u2028<>&\\t\", command: \"\\x01\\U0001F600\"}]}",
 	"keys with dots and brackets":         "spec: {jobLabels: {a.b/c: \"1\", \"x[0]\": y}, containers: [{image: a, volumes: {a.b: {pth: x}, \"a\": {b.pth: y}}}]}",
 	"case-variant keys":                   "Spec: {size: 1}\nspec: {Size: 2, containers: [{Image: a}]}",
+	"image references that do not parse":  "metadata: {name: a, annotations: {minicluster-fn.dev/keygen-image: \"Keygen:V1\"}}\nspec: {flux: {container: {image: \"view image\"}}, services: [{name: s, image: \"reg:5000/Svc\"}], containers: [{image: \"Ubuntu:Noble\"}, {name: b, image: \"ubuntu noble\"}, {name: c, image: \"app@sha256:abc\"}]}",
 }
 
 // TestDecodeErrors: Decode's errors name the exact field, with list indices and map keys.
@@ -113,9 +114,19 @@ func TestDecodeErrors(t *testing.T) {
 		want []string
 	}{
 		"unknown in a list element": {"spec: {containers: [{image: a}, {image: b, comand: x}]}",
-			[]string{"spec.containers[1].comand: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"}},
+			[]string{"spec.containers[1].comand: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.containers[1].command?"}},
 		"unknown in a map value": {"spec: {containers: [{image: a, volumes: {data: {pth: /d}}}]}",
-			[]string{"spec.containers[0].volumes[data].pth: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"}},
+			[]string{"spec.containers[0].volumes[data].pth: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.containers[0].volumes[data].path?"}},
+		"letters swapped": {"spec: {contianers: [{image: a}]}",
+			[]string{"spec.contianers: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.containers?"}},
+		"a letter missing": {"spec: {containers: [{image: a, volumes: {d: {path: /d, hostPat: /x}}}]}",
+			[]string{"spec.containers[0].volumes[d].hostPat: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.containers[0].volumes[d].hostPath?"}},
+		"two fields as near": {"spec: {containers: [{image: a}], mixSize: 4}",
+			[]string{"spec.mixSize: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.maxSize or spec.minSize?"}},
+		"in a Kubernetes type": {"spec: {containers: [{image: a, securityContext: {runAsUsr: 1}}]}",
+			[]string{"spec.containers[0].securityContext.runAsUsr: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.containers[0].securityContext.runAsUser?"}},
+		"nothing near": {"spec: {containers: [{image: a}], parallelism: 4}",
+			[]string{"spec.parallelism: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"}},
 		"unknown fields sorted": {"spec: {zz: 1, containers: [{image: a, aa: 2}]}\nmetadata: {name: a, bb: 3}",
 			[]string{
 				"metadata.bb: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)",
@@ -150,7 +161,7 @@ func TestDecodeErrors(t *testing.T) {
 			[]string{`spec.size: Invalid value: 0: must be at least 1`}},
 		"size null is no size": {"spec: {size: null, containers: [{image: a}]}", nil},
 		"size in another case is no size": {"spec: {Size: 0, containers: [{image: a}]}",
-			[]string{"spec.Size: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"}},
+			[]string{"spec.Size: Forbidden: unknown field: not in the MiniCluster v1alpha2 schema; did you mean spec.size?"}},
 		"fine": {"spec: {size: 2, containers: [{image: a, resources: {limits: {cpu: 500m, memory: 1Gi}}}]}", nil},
 	} {
 		t.Run(name, func(t *testing.T) {

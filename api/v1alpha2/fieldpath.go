@@ -2,6 +2,7 @@ package v1alpha2
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -182,18 +183,25 @@ func walk(v any, t reflect.Type, p fieldSteps, visit func(v any, t reflect.Type,
 	return true
 }
 
+// memberPath is the field path of a member the decoder named, and for a member that is not a
+// field of its struct, the fields of that struct nearest to its name (nearestNames), as paths.
+type memberPath struct {
+	path       *field.Path
+	didYouMean []string
+}
+
 // memberPaths are the field paths of the members the decoder names by their JSON names: every
 // place in the document that name can be, since map keys may hold dots (a.b.pth is the member pth
 // of the key a.b, or the member b.pth of the key a), and the decoder reports the name once.
-func memberPaths(doc any, name string) []*field.Path {
-	var found []*field.Path
+func memberPaths(doc any, name string) []memberPath {
+	var found []memberPath
 	var find func(v any, t reflect.Type, rest string, p fieldSteps)
 	find = func(v any, t reflect.Type, rest string, p fieldSteps) {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
 		if rest == "" {
-			found = append(found, p.fieldPath())
+			found = append(found, memberPath{path: p.fieldPath()})
 			return
 		}
 		switch v := v.(type) {
@@ -216,7 +224,12 @@ func memberPaths(doc any, name string) []*field.Path {
 				case known:
 					find(m, ft, after, p.with(step{name: k}))
 				case after == "":
-					found = append(found, p.with(step{name: k}).fieldPath()) // the unknown member
+					// The unknown member, and the struct's fields its name is nearest to.
+					unknown := memberPath{path: p.with(step{name: k}).fieldPath()}
+					for _, near := range nearestNames(k, slices.Collect(maps.Keys(fields))) {
+						unknown.didYouMean = append(unknown.didYouMean, p.with(step{name: near}).fieldPath().String())
+					}
+					found = append(found, unknown)
 				}
 			}
 		case []any:
@@ -228,10 +241,10 @@ func memberPaths(doc any, name string) []*field.Path {
 	}
 	find(doc, reflect.TypeFor[MiniCluster](), name, nil)
 	if len(found) == 0 {
-		return []*field.Path{field.NewPath(name)}
+		return []memberPath{{path: field.NewPath(name)}}
 	}
-	slices.SortFunc(found, func(a, b *field.Path) int { return strings.Compare(a.String(), b.String()) })
-	return slices.CompactFunc(found, func(a, b *field.Path) bool { return a.String() == b.String() })
+	slices.SortFunc(found, func(a, b memberPath) int { return strings.Compare(a.path.String(), b.path.String()) })
+	return slices.CompactFunc(found, func(a, b memberPath) bool { return a.path.String() == b.path.String() })
 }
 
 // cutIndex reads "[i]" at the start of s.

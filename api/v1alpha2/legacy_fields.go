@@ -81,10 +81,31 @@ func LegacyFieldHint(path string) string {
 	return ""
 }
 
-// UnknownFieldDetail is the message for a field that is not in the v1alpha2 schema.
-func UnknownFieldDetail(p *field.Path) string {
+// OtherVersionDetail says what to do with a MiniCluster of another version of the
+// flux-framework.org group than v1alpha2, which this package does not read; it is "" for any other
+// document. A v1alpha1 file is pointed to the table that maps the older API's fields: once its
+// apiVersion says v1alpha2, every field still in the older form is an unknown field with its hint.
+func OtherVersionDetail(apiVersion, kind string) string {
+	if kind != Kind || apiVersion == APIVersion || !strings.HasPrefix(apiVersion, Group+"/") {
+		return ""
+	}
+	if apiVersion == Group+"/v1alpha1" {
+		return apiVersion + " is the operator's older API, which minicluster-fn does not read: set apiVersion: " + APIVersion +
+			` and move the fields v1alpha2 renamed or removed; the table "Fields of the operator's older API" in ` +
+			"docs/differences-from-operator.md maps each of them, and validate then names every one left"
+	}
+	return "minicluster-fn reads MiniClusters of apiVersion " + APIVersion + " only, not " + apiVersion
+}
+
+// UnknownFieldDetail is the message for a field that is not in the v1alpha2 schema: where a
+// v1alpha1 field went, else the known fields whose names are nearest (didYouMean, full paths),
+// else a pointer to the spelling.
+func UnknownFieldDetail(p *field.Path, didYouMean []string) string {
 	if hint := LegacyFieldHint(p.String()); hint != "" {
 		return "unknown field: " + hint
+	}
+	if len(didYouMean) > 0 {
+		return "unknown field: not in the MiniCluster v1alpha2 schema; did you mean " + strings.Join(didYouMean, " or ") + "?"
 	}
 	return "unknown field: not in the MiniCluster v1alpha2 schema (check the spelling)"
 }

@@ -2,6 +2,7 @@ package v1alpha2_test
 
 import (
 	"errors"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -105,8 +106,8 @@ func TestLegacyFields(t *testing.T) {
 	}
 }
 
-// TestLegacyFieldHintOnlyForLegacyPaths: typos, and fields of the same name elsewhere, keep the
-// plain message.
+// TestLegacyFieldHintOnlyForLegacyPaths: typos, and fields of the same name elsewhere, get no
+// v1alpha1 hint.
 func TestLegacyFieldHintOnlyForLegacyPaths(t *testing.T) {
 	for _, p := range []string{
 		"spec.sizee", "spec.containers[0].comand", "spec.volume", "spec.containers[0].volumes[data].pth",
@@ -118,8 +119,8 @@ func TestLegacyFieldHintOnlyForLegacyPaths(t *testing.T) {
 		}
 	}
 	_, errs := v1alpha2.Decode([]byte(legacyHead + "spec: {containers: [{image: a, comand: x}]}"))
-	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "check the spelling") {
-		t.Errorf("a typo: got %v, want the check-the-spelling message", errs)
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "did you mean spec.containers[0].command?") || strings.Contains(errs[0].Error(), "v1alpha1") {
+		t.Errorf("a typo: got %v, want the nearest field and no v1alpha1 hint", errs)
 	}
 }
 
@@ -159,5 +160,31 @@ func TestLegacyFieldsOfCorpus(t *testing.T) {
 	}
 	if legacy == 0 {
 		t.Fatal("no corpus file uses a v1alpha1 field: the corpus changed, so this test checks nothing")
+	}
+}
+
+// TestOtherVersions: a MiniCluster of another version of the group is refused at its apiVersion;
+// a v1alpha1 one is pointed to the table of the older API's fields in the docs, which must exist.
+func TestOtherVersions(t *testing.T) {
+	for apiVersion, want := range map[string]string{
+		"flux-framework.org/v1alpha1": "docs/differences-from-operator.md",
+		"flux-framework.org/v1beta1":  "reads MiniClusters of apiVersion flux-framework.org/v1alpha2 only",
+	} {
+		_, errs := v1alpha2.Decode([]byte("apiVersion: " + apiVersion + "\nkind: MiniCluster\nmetadata: {name: a}\nspec: {containers: [{image: a}]}\n"))
+		if len(errs) != 1 || errs[0].Field != "apiVersion" || !strings.Contains(errs[0].Detail, want) {
+			t.Errorf("%s: %v, want one error at apiVersion saying %q", apiVersion, errs, want)
+		}
+	}
+	for apiVersion, kind := range map[string]string{"v1": "ConfigMap", "flux-framework.org/v1alpha2": "MiniCluster", "example.com/v1alpha1": "MiniCluster"} {
+		if d := v1alpha2.OtherVersionDetail(apiVersion, kind); d != "" {
+			t.Errorf("OtherVersionDetail(%s, %s) = %q, want none", apiVersion, kind, d)
+		}
+	}
+	docs, err := os.ReadFile("../../docs/differences-from-operator.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(docs), "## Fields of the operator's older API") {
+		t.Error(`docs/differences-from-operator.md has no section "Fields of the operator's older API", which the v1alpha1 message names`)
 	}
 }

@@ -114,8 +114,10 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 		case JobNamingAnnotation:
 			errs = append(errs, setOneOf(&opts.JobNaming, p, v, JobNamingHash, JobNamingStable)...)
 		case KeygenImageAnnotation:
-			if strings.TrimSpace(v) == "" || strings.ContainsAny(v, " \t\n") {
+			if strings.TrimSpace(v) == "" {
 				errs = append(errs, field.Invalid(p, v, "must be an image reference"))
+			} else {
+				errs = append(errs, validateImage(v, p)...)
 			}
 			opts.KeygenImage = v
 		case CurveSecretAnnotation:

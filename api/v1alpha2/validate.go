@@ -239,6 +239,8 @@ func validateFlux(f *FluxSpec, specSize int32, p *field.Path) field.ErrorList {
 	}
 	if strings.TrimSpace(f.Container.Image) == "" {
 		errs = append(errs, field.Required(p.Child("container", "image"), ""))
+	} else {
+		errs = append(errs, validateImage(f.Container.Image, p.Child("container", "image"))...)
 	}
 	b := &f.Bursting
 	bp := p.Child("bursting")
@@ -331,6 +333,8 @@ func validateContainer(c *MiniClusterContainer, p *field.Path, name string, seen
 	var errs field.ErrorList
 	if strings.TrimSpace(c.Image) == "" {
 		errs = append(errs, field.Required(p.Child("image"), "every container needs an image"))
+	} else {
+		errs = append(errs, validateImage(c.Image, p.Child("image"))...)
 	}
 	if name != "" {
 		for _, msg := range validation.IsDNS1123Label(name) {

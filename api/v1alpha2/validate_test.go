@@ -2,6 +2,7 @@ package v1alpha2
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -73,6 +74,10 @@ func TestBadInputNamesTheField(t *testing.T) {
 		"brokerConfig TOML":  {"  flux: {brokerConfig: \"[bootstrap\"}\n  containers: [{image: a}]", []string{"spec.flux.brokerConfig"}},
 		"curveCert broken":   {"  flux: {curveCert: \"metadata\\n    name = \\\"x\\\"\\n\"}\n  containers: [{image: a}]", []string{"spec.flux.curveCert"}},
 		"leadBroker missing": {"  flux: {bursting: {leadBroker: {name: l}}}\n  containers: [{image: a}]", []string{"spec.flux.bursting.leadBroker.address", "spec.flux.bursting.leadBroker.size"}},
+		"image uppercase":    {"  containers: [{image: \"Ubuntu:Noble\"}]", []string{"spec.containers[0].image"}},
+		"image with a space": {"  containers: [{image: a, runFlux: true}, {image: \"ubuntu noble\", name: b}]", []string{"spec.containers[1].image"}},
+		"service image":      {"  services: [{name: s, image: \"registry:5000/Team/app\"}]\n  containers: [{image: a}]", []string{"spec.services[0].image"}},
+		"flux view image":    {"  flux: {container: {image: \"ghcr.io/org/view:tag with space\"}}\n  containers: [{image: a}]", []string{"spec.flux.container.image"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := check(t, base+tc.spec+"\n")
@@ -377,5 +382,59 @@ func TestViewSourceOption(t *testing.T) {
 				t.Errorf("errors at %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestImageReferences: every image a MiniCluster names (containers, services, the flux view and
+// the keygen-image option) must parse as the kubelet parses it before a pull; the ones it cannot
+// pull are refused at their field with the parser's reason, and the valid forms pass.
+func TestImageReferences(t *testing.T) {
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	doc := func(image string) string {
+		return "apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata:\n  name: flux-sample\n" +
+			"  annotations: {minicluster-fn.dev/keygen-image: " + strconv.Quote(image) + "}\n" +
+			"spec:\n  flux: {container: {image: " + strconv.Quote(image) + "}}\n" +
+			"  services: [{name: s, image: " + strconv.Quote(image) + "}]\n" +
+			"  containers: [{image: " + strconv.Quote(image) + ", runFlux: true}, {name: b, image: " + strconv.Quote(image) + "}]\n"
+	}
+	fields := []string{"metadata.annotations[minicluster-fn.dev/keygen-image]", "spec.containers[0].image", "spec.containers[1].image",
+		"spec.flux.container.image", "spec.services[0].image"}
+	for _, image := range []string{"ubuntu", "ubuntu:noble", "library/ubuntu:24.04", "docker.io/library/ubuntu:noble",
+		"localhost:5000/team/app:v1.2", "registry.example.com:443/a/b/c:tag_1.0-rc", "ghcr.io/org/app@" + digest,
+		"ghcr.io/org/app:v1@" + digest, "[::1]:5000/app:v1"} {
+		if got := check(t, doc(image)); len(got) > 0 {
+			t.Errorf("%s: errors at %v, want none", image, got)
+		}
+	}
+	for image, reason := range map[string]string{
+		"Ubuntu:Noble":            "must be lowercase",
+		"ubuntu noble":            "invalid reference format",
+		" ubuntu":                 "invalid reference format",
+		"ubuntu:":                 "invalid reference format",
+		"ubuntu:no/ble":           "invalid reference format",
+		"ubuntu@sha256:abc":       "invalid reference format",
+		"ubuntu@" + digest[:47]:   "invalid checksum digest length",
+		"ghcr.io/org/app:v1:v2":   "invalid reference format",
+		"https://ghcr.io/org/app": "invalid reference format",
+		strings.Repeat("a", 64):   "cannot specify 64-byte hexadecimal strings",
+	} {
+		mc, errs := Decode([]byte(doc(image)))
+		if len(errs) > 0 {
+			t.Fatalf("%q: %v", image, errs)
+		}
+		mc.Default()
+		opts, optErrs := mc.ParseOptions()
+		errs = append(optErrs, mc.Validate(opts)...)
+		var got []string
+		for _, e := range errs {
+			got = append(got, e.Field)
+			if e.BadValue != image || !strings.Contains(e.Detail, "not an image reference") || !strings.Contains(e.Detail, reason) {
+				t.Errorf("%q: %v; want the value and %q", image, e, reason)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, fields) {
+			t.Errorf("%q: errors at %v, want one at each of %v", image, got, fields)
+		}
 	}
 }

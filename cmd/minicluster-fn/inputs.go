@@ -75,6 +75,17 @@ func readMiniClusterFiles(sources []string, stdin io.Reader) ([]*yaml.RNode, fra
 				// output holds the MiniClusters' objects only.
 				problem(file, i, fmt.Sprintf("%s/%s is in a file that holds a MiniCluster: a MiniCluster file must hold only MiniClusters, "+
 					"because its rendered output holds nothing else; move %s/%s to a file of its own", doc.GetKind(), doc.GetName(), doc.GetKind(), doc.GetName()))
+			case v1alpha2.OtherVersionDetail(doc.GetApiVersion(), doc.GetKind()) != "":
+				// A MiniCluster of another version: reported at its apiVersion, as the KRM
+				// function reports it.
+				results = append(results, &framework.Result{
+					Severity: framework.Error,
+					Message:  v1alpha2.OtherVersionDetail(doc.GetApiVersion(), doc.GetKind()),
+					ResourceRef: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: doc.GetApiVersion(), Kind: doc.GetKind()},
+						NameMeta: yaml.NameMeta{Name: doc.GetName(), Namespace: doc.GetNamespace()}},
+					Field: &framework.Field{Path: "apiVersion"},
+					File:  &framework.File{Path: file, Index: i},
+				})
 			default:
 				problem(file, i, fmt.Sprintf("not a MiniCluster: apiVersion %q, kind %q (expected %s, %s)",
 					doc.GetApiVersion(), doc.GetKind(), v1alpha2.APIVersion, v1alpha2.Kind))

@@ -49,7 +49,7 @@ func newKeygenCmd() *cobra.Command {
 	var check string
 	var publish bool
 	cmd := &cobra.Command{
-		Use:   "keygen [--cert-name NAME] [--output configmap|secret --name N]",
+		Use:   "keygen [--cert-name MINICLUSTER [--output configmap|secret --name N]]",
 		Short: "Make a CURVE certificate for Flux brokers, or check or publish one",
 		Long: `keygen makes a new CURVE certificate, the key pair all brokers of one MiniCluster share, in
 the format "flux keygen" writes, and prints it to stdout. The key is made in pure Go from the
@@ -60,6 +60,10 @@ cluster, so no secret key ever passes through Git. keygen is for users who keep 
 ENCRYPTED. A secret key committed to Git in plain text is a leak: anyone who can read the
 repository can pose as a broker of the MiniCluster. Encrypt the output (for example with SOPS,
 which Flux CD can decrypt when it applies) before you commit it, or prefer the generated keygen Job.
+
+The certificate's name entry (--cert-name) is the name of the MiniCluster that uses it, as in the
+certificates the keygen Job makes. With --output configmap or secret it is required: the
+object is made for one MiniCluster, and --name is the object's own name.
 
 Output (--output):
   cert       the certificate file (default)
@@ -113,7 +117,7 @@ keygen publish ...; keygen --check FILE is keygen check FILE.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.certName, "cert-name", "minicluster", `the certificate's "name" metadata entry (Flux brokers need one)`)
+	f.StringVar(&o.certName, "cert-name", "minicluster", `the certificate's "name" metadata entry (Flux brokers need one): the name of the MiniCluster that uses it; required with --output configmap|secret`)
 	f.StringVarP(&o.output, "output", "o", keygenOutputCert, "what to print: cert, configmap or secret")
 	f.StringVar(&o.name, "name", "", "name of the ConfigMap or Secret (required with --output configmap|secret)")
 	f.StringVar(&o.namespace, "namespace", "", "namespace of the ConfigMap or Secret (default: none, so kustomize or the apply sets it)")
@@ -205,11 +209,11 @@ func runKeygen(cmd *cobra.Command, o keygenOptions) error {
 			return usageErrorf(cmd, "--name and --namespace only apply to --output configmap or --output secret")
 		}
 	case keygenOutputConfigMap, keygenOutputSecret:
+		kind := "ConfigMap"
+		if o.output == keygenOutputSecret {
+			kind = "Secret"
+		}
 		if o.name == "" {
-			kind := "ConfigMap"
-			if o.output == keygenOutputSecret {
-				kind = "Secret"
-			}
 			return usageErrorf(cmd, "--output %s needs --name (the name of the %s)", o.output, kind)
 		}
 		if msgs := validation.IsDNS1123Subdomain(o.name); len(msgs) > 0 {
@@ -219,6 +223,13 @@ func runKeygen(cmd *cobra.Command, o keygenOptions) error {
 			if msgs := validation.IsDNS1123Label(o.namespace); len(msgs) > 0 {
 				return usageErrorf(cmd, "invalid --namespace %q: %s", o.namespace, strings.Join(msgs, "; "))
 			}
+		}
+		// The object is made for one MiniCluster, whose name the certificate carries, as in the
+		// certificates the keygen Job makes. Nothing here knows that name: --name is the object's
+		// (often <name>-cert), and the flag's default, "minicluster", would be wrong for every one.
+		if !cmd.Flags().Changed("cert-name") {
+			return usageErrorf(cmd, "--output %s needs --cert-name: the name of the MiniCluster that mounts the %s "+
+				"(the certificate's name entry, as the keygen Job writes it)", o.output, kind)
 		}
 	default:
 		return usageErrorf(cmd, "invalid --output %q: must be cert, configmap or secret", o.output)

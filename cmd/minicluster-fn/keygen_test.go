@@ -327,6 +327,8 @@ func TestKeygenFlagErrors(t *testing.T) {
 	}{
 		{"secret without name", []string{"keygen", "--output", "secret"}, "error: --output secret needs --name (the name of the Secret)"},
 		{"configmap without name", []string{"keygen", "-o", "configmap"}, "error: --output configmap needs --name (the name of the ConfigMap)"},
+		{"secret without cert name", []string{"keygen", "--output", "secret", "--name", "hello-cert"}, "error: --output secret needs --cert-name: the name of the MiniCluster that mounts the Secret"},
+		{"configmap without cert name", []string{"keygen", "-o", "configmap", "--name", "hello-cert"}, "error: --output configmap needs --cert-name: the name of the MiniCluster that mounts the ConfigMap"},
 		{"bad name", []string{"keygen", "--output", "secret", "--name", "Hello_Curve"}, `error: invalid --name "Hello_Curve": a lowercase RFC 1123 subdomain`},
 		{"bad namespace", []string{"keygen", "--output", "secret", "--name", "x", "--namespace", "Flux_NS"}, `error: invalid --namespace "Flux_NS": a lowercase RFC 1123 label`},
 		{"bad output", []string{"keygen", "--output", "yaml"}, `error: invalid --output "yaml": must be cert, configmap or secret`},

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -49,9 +52,18 @@ stdout. That is how kustomize (generators:) and kpt (mutators:) run it.`,
 }
 
 // runKRM is the KRM function: ResourceList in, ResourceList (with results) out. The results are
-// also printed to stderr, which kustomize and kpt show to the user.
+// also printed to stderr, which kustomize and kpt show to the user. A ResourceList that does not
+// parse is described as a file that does not parse (yamlSyntaxProblem): the input is read whole
+// first (the function reads all of it before it writes anyway) to find the line again.
 func runKRM(in io.Reader, out, errOut io.Writer) error {
-	results, err := fn.Processor{}.Stream(in, out)
+	data, err := io.ReadAll(in)
+	if err != nil {
+		return fmt.Errorf("reading the ResourceList input: %w", err)
+	}
+	results, err := fn.Processor{}.Stream(bytes.NewReader(data), out)
 	printResults(errOut, results)
+	if readErr, ok := errors.AsType[*fn.ReadError](err); ok {
+		return &fn.ReadError{Err: errors.New(yamlSyntaxProblem(data, readErr.Err))}
+	}
 	return err
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -20,9 +19,10 @@ func newValidateCmd() *cobra.Command {
 stricter ones: unknown fields, DNS names, hostname length, sizes, one runFlux container,
 images, volume sources, no two MiniClusters generating the same object) and prints every
 problem, not just the first. Warnings name operator features that behave differently without
-the operator. Every MiniCluster without an error of its own gets a line
+the operator. Every MiniCluster of a file without errors gets a line
 "ok: FILE: MiniCluster/NAME" on stdout (scripts such as examples/fluxcd/render.sh read them),
-also when other files have errors. Exit code 1 if any error was found.
+also when other files have errors; a file with any error gets no ok line, not even for a valid
+MiniCluster in it, since render would refuse it. Exit code 1 if any error was found.
 
 A directory stands for the *.yaml and *.yml files under it that hold a MiniCluster (found by
 parsing them; the others are skipped). Every such file there must parse, and a file that holds
@@ -35,12 +35,6 @@ a MiniCluster must hold nothing else.`,
 	}
 }
 
-// document is a file and the index of a YAML document in it, as results and items name them.
-type document struct {
-	path  string
-	index int
-}
-
 func validate(files []string, stdin io.Reader, out, errOut io.Writer) error {
 	nodes, results := readMiniClusterFiles(files, stdin)
 	rl := &framework.ResourceList{Items: nodes}
@@ -51,21 +45,21 @@ func validate(files []string, stdin io.Reader, out, errOut io.Writer) error {
 	results = append(results, rl.Results...)
 	printResults(errOut, results)
 
-	// One bad file must not hide that the others are fine: every MiniCluster whose document has
-	// no error gets its line.
-	failed := map[document]bool{}
+	// One bad file must not hide that the others are fine, and must never read as fine itself:
+	// every MiniCluster of a file without an error gets its line, and the MiniClusters of a file
+	// with any error (in another document, or another object beside them) get none, as render
+	// would refuse the file.
+	failed := map[string]bool{}
 	for _, r := range results {
 		if r.Severity == framework.Error && r.File != nil {
-			failed[document{r.File.Path, r.File.Index}] = true
+			failed[r.File.Path] = true
 		}
 	}
 	for _, item := range rl.Items {
 		if !fn.IsMiniCluster(item) {
 			continue
 		}
-		path, index, _ := kioutil.GetFileAnnotations(item)
-		i, _ := strconv.Atoi(index)
-		if !failed[document{path, i}] {
+		if path, _, _ := kioutil.GetFileAnnotations(item); !failed[path] {
 			fmt.Fprintf(out, "ok: %s: MiniCluster/%s\n", path, item.GetName())
 		}
 	}

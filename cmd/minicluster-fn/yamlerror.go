@@ -49,7 +49,43 @@ func yamlSyntaxProblem(data []byte, fallback error) string {
 	if parserProblems[msg] || line == 0 {
 		line++
 	}
+	if tabProblems[msg] {
+		if col := indentingTab(data, line); col > 0 {
+			return fmt.Sprintf("line %d: a tab character at column %d, which YAML does not allow where it indents: indent with spaces (%s)", line, col, msg)
+		}
+	}
 	return "line " + strconv.Itoa(line) + ": " + msg
+}
+
+// tabProblems are go-yaml v2's scanner messages for a tab where YAML takes only spaces. The first
+// does not say that the character is a tab: it is what a tab that indents a key or a list item
+// gives, as any other character that cannot start a token would.
+var tabProblems = map[string]bool{
+	"found character that cannot start any token":                  true,
+	"found a tab character that violates indentation":              true,
+	"found a tab character where an indentation space is expected": true,
+}
+
+// indentingTab is the 1-based column of a tab in the indentation of line (1-based) of data: among
+// the spaces at its start and the "-" indicators of list items there, where YAML allows only
+// spaces. It is 0 when there is none, and the problem is another character.
+func indentingTab(data []byte, line int) int {
+	lines := bytes.Split(data, []byte("\n"))
+	if line < 1 || line > len(lines) {
+		return 0
+	}
+	text := lines[line-1]
+	for i := 0; i < len(text); i++ {
+		switch {
+		case text[i] == '\t':
+			return i + 1
+		case text[i] == ' ':
+		case text[i] == '-' && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\t'):
+		default:
+			return 0
+		}
+	}
+	return 0
 }
 
 var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)

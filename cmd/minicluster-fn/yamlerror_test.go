@@ -125,3 +125,65 @@ func TestErrorLines(t *testing.T) {
 
 // messageLine finds the line a message gives, and the first key's for a duplicate key.
 var messageLine = regexp.MustCompile(`\bline (\d+)(: mapping key "[^"]*" already defined at line (\d+))?`)
+
+// TestYAMLTabSaysTab: YAML does not allow a tab where it indents, and the parser says only "found
+// character that cannot start any token". The message says that the character is a tab, with its
+// line and column, for a file (render, validate) and for a ResourceList the KRM function reads.
+func TestYAMLTabSaysTab(t *testing.T) {
+	const head = "apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata:\n  name: flux-sample\n"
+	for name, tc := range map[string]struct {
+		input, where string
+	}{
+		"indenting a key":           {head + "spec:\n\tsize: 2\n", "line 6: a tab character at column 1"},
+		"after spaces":              {head + "spec:\n  \tsize: 2\n", "line 6: a tab character at column 3"},
+		"after a list indicator":    {head + "spec:\n  containers:\n  - \timage: a\n", "line 7: a tab character at column 5"},
+		"right after the indicator": {head + "spec:\n  containers:\n  -\timage: a\n", "line 7: a tab character at column 4"},
+		"in a block scalar":         {head + "spec:\n  containers:\n  - image: a\n    command: |\n\thostname\n", "line 9: a tab character at column 1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "minicluster.yaml")
+			if err := os.WriteFile(file, []byte(tc.input), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"render", file}, {"validate", file}} {
+				out, errOut, err := runCmd(t, "", args...)
+				if err == nil || out != "" {
+					t.Fatalf("%s: error %v, stdout %q; want an error and no output", args[0], err, out)
+				}
+				want := "error: " + file + ": YAML does not parse: " + tc.where
+				if !strings.HasPrefix(errOut, want) {
+					t.Errorf("%s: %q, want it to start with %q", args[0], errOut, want)
+				}
+			}
+
+			// The same document as an item of a ResourceList, indented by two spaces: the line is
+			// counted in the ResourceList, the column moves by two.
+			items := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+			for i, l := range strings.Split(strings.TrimSuffix(tc.input, "\n"), "\n") {
+				prefix := "  "
+				if i == 0 {
+					prefix = "- "
+				}
+				items += prefix + l + "\n"
+			}
+			line, col := 0, 0
+			fmt.Sscanf(tc.where, "line %d: a tab character at column %d", &line, &col)
+			var out, errOut strings.Builder
+			err := runKRM(strings.NewReader(items), &out, &errOut)
+			want := fmt.Sprintf("line %d: a tab character at column %d", line+3, col+2)
+			if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "MalformedYAMLError") {
+				t.Errorf("KRM function: error %v, want one saying %q without kyaml's type names", err, want)
+			}
+		})
+	}
+}
+
+// TestYAMLOtherCharacterIsNoTab: a character other than a tab that cannot start a token keeps the
+// parser's message, also on a line that holds a tab elsewhere.
+func TestYAMLOtherCharacterIsNoTab(t *testing.T) {
+	input := "apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata:\n  name: flux-sample\nspec:\n  size:\t@2\n"
+	_, results := readMiniClusterFiles([]string{"-"}, strings.NewReader(input))
+	if len(results) != 1 || results[0].Message != "YAML does not parse: line 6: found character that cannot start any token" {
+		t.Errorf("results %v, want the parser's message at line 6", results)
+	}
+}

@@ -295,9 +295,11 @@ func TestKRMModes(t *testing.T) {
 			if it.GetKind() == "MiniCluster" || it.GetName() == "hpc" || it.GetName() == "users-own" {
 				continue
 			}
+			// Next to the MiniCluster's file, named as kyaml names an object without a path
+			// (<kind>_<name>.yaml), and in no directory of its own that a rename would leave empty.
 			p := it.GetAnnotations()["internal.config.kubernetes.io/path"]
-			if !strings.HasPrefix(p, "flux-sample/") {
-				t.Errorf("%s/%s: path annotation %q, want a file under flux-sample/ for kpt to write", it.GetKind(), it.GetName(), p)
+			if want := strings.ToLower(it.GetKind()) + "_" + it.GetName() + ".yaml"; p != want {
+				t.Errorf("%s/%s: path annotation %q, want %q for kpt to write", it.GetKind(), it.GetName(), p, want)
 			}
 		}
 
@@ -362,6 +364,7 @@ func TestKRMModes(t *testing.T) {
 		mc := miniCluster("flux-sample", "minicluster.yaml", -1, "hostname")
 		spec := mc["spec"].(map[string]any)
 		spec["containers"].([]any)[0].(map[string]any)["imagee"] = "typo"
+		spec["containers"].([]any)[0].(map[string]any)["image"] = "Ubuntu:Noble"
 		usersService := map[string]any{
 			"apiVersion": "v1", "kind": "Service",
 			"metadata": map[string]any{"name": "users-own", "annotations": map[string]any{"internal.config.kubernetes.io/path": "service.yaml"}},
@@ -391,8 +394,8 @@ func TestKRMModes(t *testing.T) {
 				t.Errorf("error result without file.path minicluster.yaml: %+v", r)
 			}
 		}
-		if errs < 2 {
-			t.Errorf("%d error results, want one per problem (negative size, unknown field imagee): %+v", errs, pl.results)
+		if errs < 3 {
+			t.Errorf("%d error results, want one per problem (negative size, unknown field imagee, image not a reference): %+v", errs, pl.results)
 		}
 		paths := ""
 		for _, r := range pl.results {
@@ -400,7 +403,7 @@ func TestKRMModes(t *testing.T) {
 				paths += r.Field.Path + " "
 			}
 		}
-		for _, want := range []string{"spec.size", "imagee"} {
+		for _, want := range []string{"spec.size", "imagee", "spec.containers[0].image"} {
 			if !strings.Contains(paths, want) {
 				t.Errorf("no result with a field path naming %s (paths: %s)", want, paths)
 			}

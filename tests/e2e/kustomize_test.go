@@ -100,6 +100,10 @@ func TestKustomizeBuildExamples(t *testing.T) {
 			if res.code != 0 {
 				t.Fatalf("kustomize build exited %d\nstderr:\n%s", res.code, res.stderr)
 			}
+			// Our own examples show what a MiniCluster should look like: nothing to remark on.
+			if len(res.stderr) > 0 {
+				t.Errorf("kustomize build printed on stderr (a warning or info line of the function?):\n%s", res.stderr)
+			}
 			if bytes.Contains(res.stdout, []byte("kind: MiniCluster")) {
 				t.Errorf("the MiniCluster itself is in the output")
 			}

@@ -22,8 +22,8 @@ import (
 
 const (
 	argocdNamespace = "argocd"
-	// The examples' Application and destination namespace.
-	argocdApp    = "flux-sample"
+	// The examples' Application, named after its MiniCluster, and destination namespace.
+	argocdApp    = "flux-argocd"
 	argocdTarget = "hpc"
 	// argocdAppDir is where examples/argocd/app sits in the GitOps repository, as in this one:
 	// the examples' Applications name that path.

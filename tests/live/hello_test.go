@@ -64,8 +64,9 @@ func renderKpt(t *testing.T, ns string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(f, "flux-kpt/") }) {
-		t.Fatalf("kpt fn render wrote no flux-kpt/ objects; package files: %v", files)
+	// The generated objects are <kind>_<name>.yaml next to the MiniCluster.
+	if !slices.ContainsFunc(files, func(f string) bool { return strings.HasPrefix(f, "job_flux-kpt-") }) {
+		t.Fatalf("kpt fn render wrote no job_flux-kpt-*.yaml; package files: %v", files)
 	}
 	overlayIn(t, pkg, ns, rendered, files...)
 	out := kustomizeBuild(t, pkg)
