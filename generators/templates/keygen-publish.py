@@ -193,29 +193,30 @@ class Client:
 
     def request(self, what, method, path, body=None):
         """call, retried on transient errors (unreachable server, timeouts, 429, 5xx) with backoff
-        until the deadline, telling each wait."""
-        wait = FIRST_WAIT
-        for attempt in range(1, ATTEMPTS + 1):
+        until the deadline, telling each wait. A server whose certificate the pod's CA does not
+        vouch for is no transient error."""
+        wait, attempt = FIRST_WAIT, 1
+        while True:
             try:
                 code, status = self.call(method, path, body)
-                problem = None if code < 500 and code != 429 else "%s: %s" % (what, message(code, status))
+                if code < 500 and code != 429:
+                    return code, status
+                problem = "%s: %s" % (what, message(code, status))
             except (OSError, urllib.error.URLError) as e:
-                code, status = 0, {}
-                problem = "%s: cannot reach the Kubernetes API server at %s: %s" % (what, self.server, reason(e))
-            if problem is None:
-                return code, status
+                cause = e.reason if isinstance(e, urllib.error.URLError) else e
+                if isinstance(cause, ssl.SSLCertVerificationError):
+                    raise Failure("%s: the API server at %s is not the one the pod's ServiceAccount CA vouches for: %s" % (what, self.server, cause))
+                problem = "%s: cannot reach the Kubernetes API server at %s: %s" % (what, self.server, reason(cause))
             pause = min(wait, MAX_WAIT) * random.uniform(1.0, 1.1)
             if attempt == ATTEMPTS or time.monotonic() + pause >= self.deadline:
                 raise Failure(problem)
             say(sys.stderr, self.secret_texts, "%s; retrying in %.2fs" % (problem, pause))
             time.sleep(pause)
-            wait *= 2
-        raise AssertionError("unreachable")
+            wait, attempt = wait * 2, attempt + 1
 
 
 def reason(e):
-    if isinstance(e, urllib.error.URLError) and not isinstance(e.reason, str):
-        e = e.reason
+    """What went wrong with a connection, in a few words."""
     if isinstance(e, socket.timeout):
         return "timed out"
     return str(e)

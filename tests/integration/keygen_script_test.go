@@ -309,6 +309,20 @@ func (c *cluster) testKeygenScriptFailures(t *testing.T) {
 		absent(t, s)
 	})
 
+	t.Run("API server not vouched for by the CA", func(t *testing.T) {
+		s := c.newKeygenSetup(t, nil)
+		p := c.newScriptPod(t, s.ns, c.token(t, s.ns, s.account))
+		// The CA of the API server's loopback certificate, which did not sign its serving one.
+		if err := os.WriteFile(filepath.Join(p.account, "ca.crt"), c.config.CAData, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := s.script(t, p)
+		if res.code != 1 || !strings.Contains(res.stderr, "is not the one the pod's ServiceAccount CA vouches for") || strings.Contains(res.stderr, "retrying") {
+			t.Errorf("%s", res)
+		}
+		absent(t, s)
+	})
+
 	t.Run("missing Service", func(t *testing.T) {
 		s := c.newKeygenSetup(t, nil, "ServiceAccount", "Role", "RoleBinding")
 		res := s.script(t, c.newScriptPod(t, s.ns, c.token(t, s.ns, s.account)))
