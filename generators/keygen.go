@@ -46,17 +46,18 @@ var keygenScript = sync.OnceValues(func() (string, error) {
 // keygenImage is the image the keygen container runs and its pull policy, as the broker pods pull
 // that image; project is true for the project's image (the keygen-image option).
 func keygenImage(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) (image string, policy corev1.PullPolicy, project bool) {
-	switch fc := &mc.Spec.Flux.Container; {
-	case opts.KeygenImage != "":
+	if opts.KeygenImage != "" {
 		return opts.KeygenImage, corev1.PullIfNotPresent, true
-	case fc.Disable:
+	}
+	fc := &mc.Spec.Flux.Container
+	if fc.Disable {
 		for _, c := range mc.Spec.Containers {
 			if c.RunFlux {
 				return c.Image, pullPolicy(c.PullAlways, c.ImagePullPolicy), false
 			}
 		}
 	}
-	return mc.Spec.Flux.Container.Image, pullPolicy(mc.Spec.Flux.Container.PullAlways, ""), false
+	return fc.Image, pullPolicy(fc.PullAlways, ""), false
 }
 
 // keygenArgs are the arguments of the keygen container. Each value is its own list element so
