@@ -47,18 +47,19 @@ type scriptPod struct {
 }
 
 // fluxKeygen is the stand-in view's flux: `flux keygen --name NAME PATH` writes a new certificate
-// to PATH, mode 0600, as flux keygen does. filter, a sed script, edits it on the way (a malformed
-// certificate); empty for none.
+// to PATH, mode 0600, as flux keygen does. filter, a shell command from stdin to stdout, edits it
+// on the way (a malformed certificate); empty for none. It may run "$fn", this binary.
 func fluxKeygen(t *testing.T, filter string) string {
 	t.Helper()
 	script := "#!/bin/sh\n" +
 		"# The stand-in for flux keygen: minicluster-fn keygen writes flux keygen's format.\n" +
 		"set -eu\n" +
 		`[ "$#" = 4 ] && [ "$1" = keygen ] && [ "$2" = --name ] || { echo "flux: unexpected arguments: $*" >&2; exit 2; }` + "\n" +
-		"umask 077\n"
-	keygen := shellQuote(fnBinary(t)) + ` keygen --cert-name "$3"`
+		"umask 077\n" +
+		"fn=" + shellQuote(fnBinary(t)) + "\n"
+	keygen := `"$fn" keygen --cert-name "$3"`
 	if filter != "" {
-		keygen += " | sed " + shellQuote(filter)
+		keygen += " | " + filter
 	}
 	return script + keygen + ` > "$4"` + "\n"
 }
@@ -336,10 +337,28 @@ func (c *cluster) testKeygenScriptFailures(t *testing.T) {
 		s := c.newKeygenSetup(t, nil)
 		p := c.newScriptPod(t, s.ns, c.token(t, s.ns, s.account))
 		// flux keygen leaves out the name entry, which brokers need.
-		p.view = newView(t, fluxKeygen(t, "/ name = /d"), true)
+		p.view = newView(t, fluxKeygen(t, "sed '/ name = /d'"), true)
 		res := s.script(t, p)
 		if res.code != 1 || !strings.Contains(res.stderr, "error: flux keygen wrote a malformed certificate (") ||
 			!strings.Contains(res.stderr, `metadata has no "name" entry`) || !strings.Contains(res.stderr, "nothing was created") {
+			t.Errorf("%s", res)
+		}
+		written, err := os.ReadFile(filepath.Join(p.work, "curve.cert"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertNoSecretKey(t, res, string(written))
+		absent(t, s)
+	})
+
+	t.Run("keys that do not match", func(t *testing.T) {
+		s := c.newKeygenSetup(t, nil)
+		p := c.newScriptPod(t, s.ns, c.token(t, s.ns, s.account))
+		// The public key of another certificate.
+		other := `"$("$fn" keygen | sed -n 's/^ *public-key = //p')"`
+		p.view = newView(t, fluxKeygen(t, `awk -v key=`+other+` '/^ *public-key = /{print "    public-key = " key; next} {print}'`), true)
+		res := s.script(t, p)
+		if res.code != 1 || !strings.Contains(res.stderr, "error: flux keygen wrote a malformed certificate (public-key does not match secret-key)") {
 			t.Errorf("%s", res)
 		}
 		written, err := os.ReadFile(filepath.Join(p.work, "curve.cert"))
