@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
 VERSION ?= v0.1.0-dev
-# IMAGE_REPOSITORY:VERSION is the image the binary writes into keygen Jobs and `make image` tags.
+# IMAGE_REPOSITORY:VERSION is the image `make image` tags and `minicluster-fn version` prints.
 IMAGE_REPOSITORY ?= ghcr.io/minicluster-fn/minicluster-fn
 LDFLAGS := -s -w -X github.com/minicluster-fn/minicluster-fn/internal/version.Version=$(VERSION) \
   -X github.com/minicluster-fn/minicluster-fn/internal/version.ImageRepository=$(IMAGE_REPOSITORY)

@@ -49,8 +49,11 @@ func Generate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) ([]Object, []Warn
 	case mc.Spec.Flux.CurveCert != "":
 		objs = append(objs, inlineCurve(mc, opts, n))
 	default:
-		sa, role, binding, job := keygenObjects(mc, opts, n)
-		objs = append(objs, sa, role, binding, job)
+		keygen, err := keygenObjects(mc, opts, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		objs = append(objs, keygen...)
 	}
 	objs = append(objs, entrypointConfigMap(mc, n, data), headlessService(mc, n))
 	for _, s := range portServices(mc) {
@@ -92,7 +95,11 @@ func resolveNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, placeholder n
 	if err != nil {
 		return names{}, err
 	}
-	keygenHash, err := shortHash(keygenPodTemplate(mc, opts, placeholder))
+	keygenTemplate, err := keygenPodTemplate(mc, opts, placeholder)
+	if err != nil {
+		return names{}, err
+	}
+	keygenHash, err := shortHash(keygenTemplate)
 	if err != nil {
 		return names{}, err
 	}

@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
@@ -302,6 +304,75 @@ spec:
 	}
 }
 
+// TestKeygenImage: by default the keygen Job runs the view image, which every broker pod pulls,
+// with the script and a memory-backed emptyDir for the certificate; with flux.container.disable,
+// the runFlux container's image, which holds flux then, with flux and python3 from its PATH; with
+// the keygen-image option, the project image's keygen publish, as before.
+func TestKeygenImage(t *testing.T) {
+	withAnnotation := func(doc, annotation string) string {
+		return strings.Replace(doc, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    "+annotation, 1)
+	}
+	private := strings.Replace(helloWorld, "    - image: ubuntu:noble\n",
+		"    - image: registry.example/app:v1\n      imagePullSecret: app-pull\n      pullAlways: true\n", 1)
+	disabled := strings.Replace(private, "  logging: {quiet: true}\n", "  logging: {quiet: true}\n  flux: {container: {image: ubuntu:focal, disable: true}}\n", 1)
+	keygenPod := func(doc string) corev1.PodSpec {
+		t.Helper()
+		objs, _ := generate(t, doc)
+		jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[LabelComponent] == ComponentKeygen })
+		if len(jobs) != 1 {
+			t.Fatalf("want one keygen Job, got %d", len(jobs))
+		}
+		return jobs[0].Spec.Template.Spec
+	}
+	script, err := keygenScript()
+	if err != nil {
+		t.Fatal(err)
+	}
+	memoryDir := []corev1.Volume{{Name: volumeKeygen, VolumeSource: corev1.VolumeSource{
+		EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Mi"))}}}}
+	for name, tc := range map[string]struct {
+		doc         string
+		image       string
+		policy      corev1.PullPolicy
+		command     []string
+		firstArgs   []string
+		volumes     []corev1.Volume
+		pullSecrets []corev1.LocalObjectReference
+	}{
+		"the view image": {private, "ghcr.io/converged-computing/flux-view-ubuntu:tag-noble", corev1.PullIfNotPresent,
+			[]string{"/bin/sh", "-c", script, "keygen"}, []string{"--view", "/opt/view", "--work-dir", "/keygen"}, memoryDir,
+			[]corev1.LocalObjectReference{{Name: "app-pull"}}},
+		"flux.container.disable: the runFlux image": {disabled, "registry.example/app:v1", corev1.PullAlways,
+			[]string{"/bin/sh", "-c", script, "keygen"}, []string{"--path", "--work-dir", "/keygen"}, memoryDir,
+			[]corev1.LocalObjectReference{{Name: "app-pull"}}},
+		"keygen-image": {withAnnotation(disabled, "minicluster-fn.dev/keygen-image: registry.example/keygen:v1"), "registry.example/keygen:v1", corev1.PullIfNotPresent,
+			nil, []string{"keygen", "publish", "--output", "secret", "--name", "flux-sample"}, nil, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pod := keygenPod(tc.doc)
+			c := pod.Containers[0]
+			if c.Image != tc.image || c.ImagePullPolicy != tc.policy {
+				t.Errorf("image %s (%s), want %s (%s)", c.Image, c.ImagePullPolicy, tc.image, tc.policy)
+			}
+			if !slices.Equal(c.Command, tc.command) {
+				t.Errorf("command %q, want %q", c.Command, tc.command)
+			}
+			if len(c.Args) < len(tc.firstArgs) || !slices.Equal(c.Args[:len(tc.firstArgs)], tc.firstArgs) {
+				t.Errorf("args %q, want them to start with %q", c.Args, tc.firstArgs)
+			}
+			if toJSON(t, pod.Volumes) != toJSON(t, tc.volumes) || toJSON(t, pod.ImagePullSecrets) != toJSON(t, tc.pullSecrets) {
+				t.Errorf("volumes %s, pull secrets %s; want %s, %s", toJSON(t, pod.Volumes), toJSON(t, pod.ImagePullSecrets), toJSON(t, tc.volumes), toJSON(t, tc.pullSecrets))
+			}
+			if len(tc.volumes) > 0 && (len(c.VolumeMounts) != 1 || c.VolumeMounts[0].Name != volumeKeygen || c.VolumeMounts[0].MountPath != keygenWorkDir || c.VolumeMounts[0].ReadOnly) {
+				t.Errorf("volume mounts %s, want the emptyDir writable at %s", toJSON(t, c.VolumeMounts), keygenWorkDir)
+			}
+			if !*c.SecurityContext.ReadOnlyRootFilesystem {
+				t.Error("the keygen container's root file system is writable")
+			}
+		})
+	}
+}
+
 // TestKeygenLeastPrivilege: the keygen Role may create the certificate object and read its owner
 // Service. With a Secret (the default) it may not read any Secret back, not even the certificate:
 // that would let it create a token Secret under that name and read the token.
@@ -310,19 +381,18 @@ func TestKeygenLeastPrivilege(t *testing.T) {
 	configMap := strings.Replace(helloWorld, "  name: flux-sample", "  name: flux-sample\n  annotations:\n    minicluster-fn.dev/curve-kind: ConfigMap", 1)
 	getService := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{"flux-sample"}, Verbs: []string{"get"}}
 	for name, tc := range map[string]struct {
-		doc    string
-		rules  []rbacv1.PolicyRule
-		output string
+		doc   string
+		rules []rbacv1.PolicyRule
 	}{
 		"Secret": {helloWorld, []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
 			getService,
-		}, "secret"},
+		}},
 		"ConfigMap": {configMap, []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
 			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"flux-sample"}, Verbs: []string{"get"}},
 			getService,
-		}, "configmap"},
+		}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			objs, _ := generate(t, tc.doc)
@@ -343,8 +413,11 @@ func TestKeygenLeastPrivilege(t *testing.T) {
 				*c.SecurityContext.AllowPrivilegeEscalation || !slices.Equal(c.SecurityContext.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 				t.Errorf("keygen pod is not Pod Security restricted: %s", toJSON(t, pod))
 			}
-			wantArgs := []string{"keygen", "--publish", "--output", tc.output, "--name", "flux-sample", "--owner-service", "flux-sample",
-				"--owner-job", "$(KEYGEN_JOB_NAME)", "--owner-job-uid", "$(KEYGEN_JOB_UID)", "--cert-name", "flux-sample"}
+			wantArgs := []string{"--view", "/opt/view", "--work-dir", "/keygen", "--serviceaccount", "/var/run/secrets/kubernetes.io/serviceaccount",
+				"--kind", name, "--name", "flux-sample", "--owner-service", "flux-sample",
+				"--owner-job", "$(KEYGEN_JOB_NAME)", "--owner-job-uid", "$(KEYGEN_JOB_UID)", "--cert-name", "flux-sample",
+				"--label", "app.kubernetes.io/component", "curve", "--label", "app.kubernetes.io/instance", "flux-sample",
+				"--label", "app.kubernetes.io/managed-by", "minicluster-fn", "--label", "app.kubernetes.io/name", "minicluster"}
 			if !slices.Equal(c.Args, wantArgs) {
 				t.Errorf("keygen args %v, want %v", c.Args, wantArgs)
 			}
@@ -622,23 +695,25 @@ func TestCleanupWarns(t *testing.T) {
 
 func must[T any, U any](v T, _ U) T { return v }
 
-// TestEntrypointNotSubstitutedByFluxCD: Flux CD's postBuild substitution replaces ${var} with the
-// empty string when var is not defined, which would break every script; the entrypoint ConfigMap
-// opts out, and no other object has ${ in it to protect.
-func TestEntrypointNotSubstitutedByFluxCD(t *testing.T) {
+// TestScriptsNotSubstitutedByFluxCD: Flux CD's postBuild substitution replaces ${var} with the
+// empty string when var is not defined, which would break every script; the objects that hold
+// scripts (the entrypoint ConfigMap, the keygen Job) opt out, and no other object has ${ in it to
+// protect.
+func TestScriptsNotSubstitutedByFluxCD(t *testing.T) {
 	t.Parallel()
 	objs, _ := generate(t, helloWorld)
+	optedOut := 0
 	for _, obj := range objs {
-		cm, ok := obj.(*corev1.ConfigMap)
-		if !ok || cm.Labels["app.kubernetes.io/component"] != componentEntrypoint {
-			if text := toJSON(t, obj); strings.Contains(text, "${") {
-				t.Errorf("%T %s has ${ in it but no %s annotation", obj, obj.GetName(), fluxcdSubstitute)
-			}
+		if got := obj.GetAnnotations()[fluxcdSubstitute]; got == fluxcdSubstituteDisabled {
+			optedOut++
 			continue
 		}
-		if got := cm.Annotations[fluxcdSubstitute]; got != fluxcdSubstituteDisabled {
-			t.Errorf("ConfigMap %s: %s = %q, want %q", cm.Name, fluxcdSubstitute, got, fluxcdSubstituteDisabled)
+		if text := toJSON(t, obj); strings.Contains(text, "${") {
+			t.Errorf("%T %s has ${ in it but no %s: %s annotation", obj, obj.GetName(), fluxcdSubstitute, fluxcdSubstituteDisabled)
 		}
+	}
+	if optedOut != 2 {
+		t.Errorf("%d objects opt out of Flux CD's substitution, want the entrypoint ConfigMap and the keygen Job", optedOut)
 	}
 }
 

@@ -23,6 +23,12 @@ const (
 	viewImageSoftwareSubPath = "opt/software"
 	viewImageDir             = "view-image"
 
+	// The keygen pod: kubelet's mount of its ServiceAccount token, CA and namespace (where
+	// client-go's in-cluster configuration reads them), and the memory-backed emptyDir that flux
+	// keygen writes the certificate into. A view image holds flux and its Python in viewImageLink.
+	ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+	keygenWorkDir     = "/keygen"
+
 	// customScriptPath is where commands.script is written in a container.
 	customScriptPath = "/tmp/custom-entrypoint.sh"
 

@@ -61,7 +61,7 @@ const (
 	argoReplaceJob     = "Force=true,Replace=true"
 	fluxcdForceEnabled = "enabled"
 	// Flux CD's postBuild substitution would replace the scripts' ${...} variables; it is off
-	// for the entrypoint ConfigMap whatever the Kustomization says.
+	// for the entrypoint ConfigMap and the keygen Job whatever the Kustomization says.
 	fluxcdSubstitute         = "kustomize.toolkit.fluxcd.io/substitute"
 	fluxcdSubstituteDisabled = "disabled"
 	placeholderHash          = "00000000"
@@ -78,7 +78,12 @@ const (
 	volumeEntrypoint = v1alpha2.VolumeEntrypoint
 	volumeCurve      = v1alpha2.VolumeCurve
 	volumeViewImage  = v1alpha2.VolumeViewImage
+	volumeKeygen     = "keygen" // the keygen pod's emptyDir, its only volume
 )
+
+// KeygenFieldManager names the keygen Job (either image) in the managedFields of the certificate
+// object it creates.
+const KeygenFieldManager = "minicluster-fn-keygen"
 
 // WaitScriptKey is the entrypoint ConfigMap key of the broker script of containers[i].
 func WaitScriptKey(i int) string { return fmt.Sprintf("wait-%d.sh", i) }

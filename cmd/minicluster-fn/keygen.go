@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,22 +33,78 @@ const (
 	keygenOutputSecret    = "secret"
 )
 
+// checkedValue is a string flag whose value check runs when the flag is parsed: each command's
+// flags are validated where the command declares them, and a bad value is a usage error that names
+// the flag.
+type checkedValue struct {
+	p     *string
+	check func(string) error
+}
+
+func (v checkedValue) String() string { return *v.p }
+func (v checkedValue) Type() string   { return "string" }
+func (v checkedValue) Set(s string) error {
+	if err := v.check(s); err != nil {
+		return err
+	}
+	*v.p = s
+	return nil
+}
+
+// checkedFlag declares a string flag of cmd whose values check accepts.
+func checkedFlag(cmd *cobra.Command, p *string, name, shorthand, value, usage string, check func(string) error) {
+	*p = value
+	cmd.Flags().VarP(checkedValue{p, check}, name, shorthand, usage)
+}
+
+// oneOf accepts the values given.
+func oneOf(values ...string) func(string) error {
+	return func(s string) error {
+		if !slices.Contains(values, s) {
+			return fmt.Errorf("must be %s or %s", strings.Join(values[:len(values)-1], ", "), values[len(values)-1])
+		}
+		return nil
+	}
+}
+
+// validName turns an apimachinery validation into a flag check.
+func validName(validate func(string) []string) func(string) error {
+	return func(s string) error {
+		if msgs := validate(s); len(msgs) > 0 {
+			return errors.New(strings.Join(msgs, "; "))
+		}
+		return nil
+	}
+}
+
+// optionalName is validName for a flag whose empty value means "not given".
+func optionalName(validate func(string) []string) func(string) error {
+	return func(s string) error {
+		if s == "" {
+			return nil
+		}
+		return validName(validate)(s)
+	}
+}
+
+// certName checks a certificate's name entry.
+func certName(s string) error {
+	if err := curve.CheckName(s); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "curve: "))
+	}
+	return nil
+}
+
+// keygenOptions are the flags of keygen itself.
 type keygenOptions struct {
-	certName     string
-	output       string
-	name         string
-	namespace    string
-	ownerService string
-	ownerJob     string
-	ownerJobUID  string
-	kubeconfig   string
-	timeout      time.Duration
+	certName  string
+	output    string
+	name      string
+	namespace string
 }
 
 func newKeygenCmd() *cobra.Command {
 	var o keygenOptions
-	var check string
-	var publish bool
 	cmd := &cobra.Command{
 		Use:   "keygen [--cert-name MINICLUSTER [--output configmap|secret --name N]]",
 		Short: "Make a CURVE certificate for Flux brokers, or check or publish one",
@@ -73,9 +130,8 @@ Output (--output):
                ` + v1alpha2.CurveSecretAnnotation + `: N
              and render mounts it instead of generating the keygen Job
 
-keygen check FILE validates a certificate file, and keygen publish is what the generated keygen
-Job runs (see their --help). The Job's arguments, keygen --publish ..., are the same as
-keygen publish ...; keygen --check FILE is keygen check FILE.`,
+keygen check FILE validates a certificate file, and keygen publish creates the certificate in the
+cluster: what the keygen Job runs with the ` + v1alpha2.KeygenImageAnnotation + ` option (see their --help).`,
 		Example: `  # A certificate file:
   minicluster-fn keygen --cert-name hello > curve.cert
 
@@ -92,59 +148,18 @@ keygen publish ...; keygen --check FILE is keygen check FILE.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			flags := cmd.Flags()
-			switch {
-			case publish:
-				// Without --output, a ConfigMap: keygen Jobs rendered before the flag existed pass
-				// none, and their brokers mount a ConfigMap. Their image may be this one (a reused
-				// tag, or the keygen-image option), so the default must stay what they need.
-				if !flags.Changed("output") {
-					o.output = keygenOutputConfigMap
-				}
-				return runPublish(cmd, o)
-			case flags.Changed("check"):
-				if check == "" {
-					return usageErrorf(cmd, `--check needs a file name ("-" for stdin)`)
-				}
-				return checkCert(check, cmd.InOrStdin(), cmd.OutOrStdout())
-			}
-			for _, publishOnly := range []string{"owner-service", "owner-job", "owner-job-uid", "kubeconfig", "timeout"} {
-				if flags.Changed(publishOnly) {
-					return usageErrorf(cmd, "--%s is only used with --publish", publishOnly)
-				}
-			}
 			return runKeygen(cmd, o)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.certName, "cert-name", "minicluster", `the certificate's "name" metadata entry (Flux brokers need one): the name of the MiniCluster that uses it; required with --output configmap|secret`)
-	f.StringVarP(&o.output, "output", "o", keygenOutputCert, "what to print: cert, configmap or secret")
-	f.StringVar(&o.name, "name", "", "name of the ConfigMap or Secret (required with --output configmap|secret)")
-	f.StringVar(&o.namespace, "namespace", "", "namespace of the ConfigMap or Secret (default: none, so kustomize or the apply sets it)")
-	// The forms from before the check and publish subcommands, hidden: the keygen Jobs already
-	// rendered run keygen --publish.
-	f.StringVar(&check, "check", "", `validate the certificate FILE ("-" for stdin): keygen check FILE`)
-	f.BoolVar(&publish, "publish", false, "create the certificate object in the cluster: keygen publish")
-	addPublishFlags(cmd, &o)
-	for _, hidden := range []string{"check", "publish", "owner-service", "owner-job", "owner-job-uid", "kubeconfig", "timeout"} {
-		_ = f.MarkHidden(hidden)
-	}
-	for _, other := range []string{"publish", "cert-name", "output", "name", "namespace"} {
-		cmd.MarkFlagsMutuallyExclusive("check", other)
-	}
+	checkedFlag(cmd, &o.certName, "cert-name", "", "minicluster", `the certificate's "name" metadata entry (Flux brokers need one): the name of the MiniCluster that uses it; required with --output configmap|secret`, certName)
+	checkedFlag(cmd, &o.output, "output", "o", keygenOutputCert, "what to print: cert, configmap or secret",
+		oneOf(keygenOutputCert, keygenOutputConfigMap, keygenOutputSecret))
+	checkedFlag(cmd, &o.name, "name", "", "", "name of the ConfigMap or Secret (required with --output configmap|secret)",
+		validName(validation.IsDNS1123Subdomain))
+	checkedFlag(cmd, &o.namespace, "namespace", "", "", "namespace of the ConfigMap or Secret (default: none, so kustomize or the apply sets it)",
+		optionalName(validation.IsDNS1123Label))
 	cmd.AddCommand(newKeygenCheckCmd(), newKeygenPublishCmd())
 	return cmd
-}
-
-// addPublishFlags adds the flags only keygen publish has to cmd.
-func addPublishFlags(cmd *cobra.Command, o *keygenOptions) {
-	f := cmd.Flags()
-	f.StringVar(&o.ownerService, "owner-service", "", "the Service that owns the created object (required)")
-	f.StringVar(&o.ownerJob, "owner-job", "", "the keygen Job, its second owner (with --owner-job-uid)")
-	f.StringVar(&o.ownerJobUID, "owner-job-uid", "", "the UID of the --owner-job Job")
-	cmd.MarkFlagsRequiredTogether("owner-job", "owner-job-uid")
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: KUBECONFIG, else the pod's ServiceAccount)")
-	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up after this long, retries included")
 }
 
 func newKeygenCheckCmd() *cobra.Command {
@@ -161,12 +176,27 @@ func newKeygenCheckCmd() *cobra.Command {
 	}
 }
 
+// publishOptions are the flags of keygen publish.
+type publishOptions struct {
+	certName     string
+	output       string
+	name         string
+	namespace    string
+	ownerService string
+	ownerJob     string
+	ownerJobUID  string
+	kubeconfig   string
+	timeout      time.Duration
+}
+
 func newKeygenPublishCmd() *cobra.Command {
-	var o keygenOptions
+	var o publishOptions
 	cmd := &cobra.Command{
-		Use:   "publish --name NAME --owner-service SERVICE [--output configmap|secret] [--cert-name MINICLUSTER]",
-		Short: "Create the certificate Secret or ConfigMap in the cluster unless it exists (what the keygen Job runs)",
-		Long: `publish is the in-cluster mode the generated keygen Job runs:
+		Use:   "publish --name NAME --owner-service SERVICE [--output secret|configmap] [--cert-name MINICLUSTER]",
+		Short: "Create the certificate Secret or ConfigMap in the cluster unless it exists (the keygen-image option's keygen Job)",
+		Long: `publish creates a MiniCluster's certificate in the cluster. The keygen Job runs it when the
+MiniCluster sets the option ` + v1alpha2.KeygenImageAnnotation + ` to a minicluster-fn image (by
+default the Job runs the MiniCluster's Flux view image, whose flux keygen and Python do the same):
   keygen publish --output secret --name NAME --owner-service SERVICE --cert-name MINICLUSTER
 It creates the Secret NAME (type Opaque, key curve.cert, immutable) with a new certificate,
 owned by the Service SERVICE, only if no Secret of that name exists. With --owner-job and
@@ -178,8 +208,7 @@ changed, nor read: keygen exits 0. The generated Job's Role may create Secrets b
 read the token).
 With --output configmap it creates a ConfigMap instead (what MiniClusters with the option
 ` + v1alpha2.CurveKindAnnotation + `: ConfigMap mount), and checks an existing one: it exits
-0 when it holds a valid certificate, and 1 with the problem when it does not. Without --output,
-publish creates a ConfigMap, as the keygen Jobs of earlier versions expect.
+0 when it holds a valid certificate, and 1 with the problem when it does not.
 Credentials come from --kubeconfig, else KUBECONFIG, else the pod's ServiceAccount; the namespace
 from --namespace, else the kubeconfig context, else the pod's own. Transient API errors are
 retried with backoff until --timeout. The secret key is never printed.`,
@@ -193,49 +222,49 @@ retried with backoff until --timeout. The secret key is never printed.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.certName, "cert-name", "minicluster", `the certificate's "name" metadata entry: the MiniCluster's name`)
-	f.StringVarP(&o.output, "output", "o", keygenOutputConfigMap, "what to create: configmap or secret")
-	f.StringVar(&o.name, "name", "", "name of the ConfigMap or Secret (required)")
-	f.StringVar(&o.namespace, "namespace", "", "namespace of the ConfigMap or Secret (default: the kubeconfig context's, else the pod's)")
-	addPublishFlags(cmd, &o)
+	checkedFlag(cmd, &o.certName, "cert-name", "", "minicluster", `the certificate's "name" metadata entry: the MiniCluster's name`, certName)
+	checkedFlag(cmd, &o.output, "output", "o", keygenOutputSecret, "what to create: secret or configmap",
+		oneOf(keygenOutputSecret, keygenOutputConfigMap))
+	checkedFlag(cmd, &o.name, "name", "", "", "name of the ConfigMap or Secret (required)", validName(validation.IsDNS1123Subdomain))
+	checkedFlag(cmd, &o.namespace, "namespace", "", "", "namespace of the ConfigMap or Secret (default: the kubeconfig context's, else the pod's)",
+		optionalName(validation.IsDNS1123Label))
+	checkedFlag(cmd, &o.ownerService, "owner-service", "", "", "the Service that owns the created object (required)", validName(validation.IsDNS1035Label))
+	// The generated Job passes these from its pod's labels, which are empty where a cluster's Job
+	// controller sets none: empty values are accepted, and the Service alone owns the object then.
+	checkedFlag(cmd, &o.ownerJob, "owner-job", "", "", "the keygen Job, its second owner (with --owner-job-uid)", optionalName(validation.IsDNS1123Subdomain))
+	f.StringVar(&o.ownerJobUID, "owner-job-uid", "", "the UID of the --owner-job Job")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: KUBECONFIG, else the pod's ServiceAccount)")
+	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up after this long, retries included")
+	cmd.MarkFlagsRequiredTogether("owner-job", "owner-job-uid")
+	for _, required := range []string{"name", "owner-service"} {
+		if err := cmd.MarkFlagRequired(required); err != nil {
+			panic(err)
+		}
+	}
 	return cmd
 }
 
 // runKeygen makes a certificate and prints it, or a ConfigMap or Secret holding it.
 func runKeygen(cmd *cobra.Command, o keygenOptions) error {
-	switch o.output {
-	case keygenOutputCert:
-		if o.name != "" || o.namespace != "" {
-			return usageErrorf(cmd, "--name and --namespace only apply to --output configmap or --output secret")
-		}
-	case keygenOutputConfigMap, keygenOutputSecret:
+	switch {
+	case o.output == keygenOutputCert && (o.name != "" || o.namespace != ""):
+		return usageErrorf(cmd, "--name and --namespace only apply to --output configmap or --output secret")
+	case o.output != keygenOutputCert && o.name == "":
 		kind := "ConfigMap"
 		if o.output == keygenOutputSecret {
 			kind = "Secret"
 		}
-		if o.name == "" {
-			return usageErrorf(cmd, "--output %s needs --name (the name of the %s)", o.output, kind)
-		}
-		if msgs := validation.IsDNS1123Subdomain(o.name); len(msgs) > 0 {
-			return usageErrorf(cmd, "invalid --name %q: %s", o.name, strings.Join(msgs, "; "))
-		}
-		if o.namespace != "" {
-			if msgs := validation.IsDNS1123Label(o.namespace); len(msgs) > 0 {
-				return usageErrorf(cmd, "invalid --namespace %q: %s", o.namespace, strings.Join(msgs, "; "))
-			}
-		}
+		return usageErrorf(cmd, "--output %s needs --name (the name of the %s)", o.output, kind)
+	case o.output != keygenOutputCert && !cmd.Flags().Changed("cert-name"):
 		// The object is made for one MiniCluster, whose name the certificate carries, as in the
 		// certificates the keygen Job makes. Nothing here knows that name: --name is the object's
 		// (often <name>-cert), and the flag's default, "minicluster", would be wrong for every one.
-		if !cmd.Flags().Changed("cert-name") {
-			return usageErrorf(cmd, "--output %s needs --cert-name: the name of the MiniCluster that mounts the %s "+
-				"(the certificate's name entry, as the keygen Job writes it)", o.output, kind)
+		kind := "ConfigMap"
+		if o.output == keygenOutputSecret {
+			kind = "Secret"
 		}
-	default:
-		return usageErrorf(cmd, "invalid --output %q: must be cert, configmap or secret", o.output)
-	}
-	if err := curve.CheckName(o.certName); err != nil {
-		return usageErrorf(cmd, "invalid --cert-name: %s", strings.TrimPrefix(err.Error(), "curve: "))
+		return usageErrorf(cmd, "--output %s needs --cert-name: the name of the MiniCluster that mounts the %s "+
+			"(the certificate's name entry, as the keygen Job writes it)", o.output, kind)
 	}
 	cert, err := curve.Generate(o.certName, keygenRand)
 	if err != nil {
@@ -256,40 +285,13 @@ func runKeygen(cmd *cobra.Command, o keygenOptions) error {
 
 // runPublish is keygen publish: create the certificate Secret or ConfigMap in the cluster unless
 // it exists.
-func runPublish(cmd *cobra.Command, o keygenOptions) error {
-	var kind v1alpha2.CurveKind
-	switch o.output {
-	case keygenOutputConfigMap:
-		kind = v1alpha2.CurveKindConfigMap
-	case keygenOutputSecret:
-		kind = v1alpha2.CurveKindSecret
-	default:
-		return usageErrorf(cmd, "invalid --output %q with --publish: must be secret or configmap (the kind of object to create)", o.output)
-	}
-	if o.name == "" || o.ownerService == "" {
-		return usageErrorf(cmd, "--publish needs --name (the certificate object) and --owner-service (the MiniCluster's headless Service)")
-	}
-	if msgs := validation.IsDNS1123Subdomain(o.name); len(msgs) > 0 {
-		return usageErrorf(cmd, "invalid --name %q: %s", o.name, strings.Join(msgs, "; "))
-	}
-	if msgs := validation.IsDNS1035Label(o.ownerService); len(msgs) > 0 {
-		return usageErrorf(cmd, "invalid --owner-service %q: %s", o.ownerService, strings.Join(msgs, "; "))
-	}
-	if o.ownerJob != "" {
-		if msgs := validation.IsDNS1123Subdomain(o.ownerJob); len(msgs) > 0 {
-			return usageErrorf(cmd, "invalid --owner-job %q: %s", o.ownerJob, strings.Join(msgs, "; "))
-		}
-	}
-	if o.namespace != "" {
-		if msgs := validation.IsDNS1123Label(o.namespace); len(msgs) > 0 {
-			return usageErrorf(cmd, "invalid --namespace %q: %s", o.namespace, strings.Join(msgs, "; "))
-		}
-	}
+func runPublish(cmd *cobra.Command, o publishOptions) error {
 	if o.timeout <= 0 {
 		return usageErrorf(cmd, "invalid --timeout %s: must be positive", o.timeout)
 	}
-	if err := curve.CheckName(o.certName); err != nil {
-		return usageErrorf(cmd, "invalid --cert-name: %s", strings.TrimPrefix(err.Error(), "curve: "))
+	kind := v1alpha2.CurveKindSecret
+	if o.output == keygenOutputConfigMap {
+		kind = v1alpha2.CurveKindConfigMap
 	}
 	cert, err := curve.Generate(o.certName, keygenRand)
 	if err != nil {

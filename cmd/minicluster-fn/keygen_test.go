@@ -196,20 +196,17 @@ func TestKeygenCheckOK(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// keygen check FILE, and the hidden form from before the subcommand.
-	for _, args := range [][]string{{"keygen", "check", file}, {"keygen", "--check", file}} {
-		stdout, stderr, err := runKeygenCLI(t, "", args...)
-		if err != nil {
-			t.Fatalf("%v failed: %v\n%s", args, err, stderr)
-		}
-		if want := "ok: " + file + ": CURVE certificate \"hello\"\n"; stdout != want || stderr != "" {
-			t.Errorf("%v: stdout = %q, stderr = %q; want stdout %q", args, stdout, stderr, want)
-		}
+	stdout, stderr, err := runKeygenCLI(t, "", "keygen", "check", file)
+	if err != nil {
+		t.Fatalf("keygen check failed: %v\n%s", err, stderr)
+	}
+	if want := "ok: " + file + ": CURVE certificate \"hello\"\n"; stdout != want || stderr != "" {
+		t.Errorf("stdout = %q, stderr = %q; want stdout %q", stdout, stderr, want)
 	}
 
-	stdout, stderr, err := runKeygenCLI(t, cert, "keygen", "check", "-")
+	stdout, stderr, err = runKeygenCLI(t, cert, "keygen", "check", "-")
 	if err != nil {
-		t.Fatalf("--check - failed: %v\n%s", err, stderr)
+		t.Fatalf("check - failed: %v\n%s", err, stderr)
 	}
 	if want := "ok: -: CURVE certificate \"hello\"\n"; stdout != want {
 		t.Errorf("stdout = %q, want %q", stdout, want)
@@ -269,7 +266,7 @@ func TestKeygenCheckBad(t *testing.T) {
 			}
 			assertNoSecret(t, stderr, secretZ85)
 			// The goldens name the file "-": the same input on stdin.
-			_, stdinErr, _ := runKeygenCLI(t, tt.cert, "keygen", "--check", "-")
+			_, stdinErr, _ := runKeygenCLI(t, tt.cert, "keygen", "check", "-")
 			assertNoSecret(t, stdinErr, secretZ85)
 			checkKeygenGolden(t, tt.golden, stdinErr)
 		})
@@ -278,9 +275,9 @@ func TestKeygenCheckBad(t *testing.T) {
 
 func TestKeygenCheckMissingFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "absent.cert")
-	_, stderr, err := runKeygenCLI(t, "", "keygen", "--check", file)
+	_, stderr, err := runKeygenCLI(t, "", "keygen", "check", file)
 	if err == nil {
-		t.Fatal("--check of a missing file succeeded")
+		t.Fatal("check of a missing file succeeded")
 	}
 	if want := "error: " + file + ": no such file or directory\n"; stderr != want {
 		t.Errorf("stderr = %q, want %q", stderr, want)
@@ -329,34 +326,32 @@ func TestKeygenFlagErrors(t *testing.T) {
 		{"configmap without name", []string{"keygen", "-o", "configmap"}, "error: --output configmap needs --name (the name of the ConfigMap)"},
 		{"secret without cert name", []string{"keygen", "--output", "secret", "--name", "hello-cert"}, "error: --output secret needs --cert-name: the name of the MiniCluster that mounts the Secret"},
 		{"configmap without cert name", []string{"keygen", "-o", "configmap", "--name", "hello-cert"}, "error: --output configmap needs --cert-name: the name of the MiniCluster that mounts the ConfigMap"},
-		{"bad name", []string{"keygen", "--output", "secret", "--name", "Hello_Curve"}, `error: invalid --name "Hello_Curve": a lowercase RFC 1123 subdomain`},
-		{"bad namespace", []string{"keygen", "--output", "secret", "--name", "x", "--namespace", "Flux_NS"}, `error: invalid --namespace "Flux_NS": a lowercase RFC 1123 label`},
-		{"bad output", []string{"keygen", "--output", "yaml"}, `error: invalid --output "yaml": must be cert, configmap or secret`},
+		{"bad name", []string{"keygen", "--output", "secret", "--name", "Hello_Curve"}, `error: invalid argument "Hello_Curve" for "--name" flag: a lowercase RFC 1123 subdomain`},
+		{"empty name", []string{"keygen", "--output", "secret", "--name", ""}, `error: invalid argument "" for "--name" flag: a lowercase RFC 1123 subdomain`},
+		{"bad namespace", []string{"keygen", "--output", "secret", "--name", "x", "--namespace", "Flux_NS"}, `error: invalid argument "Flux_NS" for "--namespace" flag: a lowercase RFC 1123 label`},
+		{"bad output", []string{"keygen", "--output", "yaml"}, `error: invalid argument "yaml" for "-o, --output" flag: must be cert, configmap or secret`},
 		{"name with cert output", []string{"keygen", "--name", "x"}, "error: --name and --namespace only apply to --output configmap or --output secret"},
-		{"empty cert name", []string{"keygen", "--cert-name", ""}, "error: invalid --cert-name: certificate name is empty"},
-		{"bad cert name", []string{"keygen", "--cert-name", "a_b"}, `error: invalid --cert-name: certificate name "a_b" contains '_'`},
-		{"long cert name", []string{"keygen", "--cert-name", strings.Repeat("a", curve.MaxNameLength+1)}, "error: invalid --cert-name: certificate name is 243 bytes, longer than 242"},
-		{"check with output", []string{"keygen", "--check", "f", "--output", "secret"}, "error: if any flags in the group [check output] are set none of the others can be"},
-		{"check without file", []string{"keygen", "--check", ""}, `error: --check needs a file name ("-" for stdin)`},
-		{"owner-service without publish", []string{"keygen", "--owner-service", "svc"}, "error: --owner-service is only used with --publish"},
+		{"empty cert name", []string{"keygen", "--cert-name", ""}, `error: invalid argument "" for "--cert-name" flag: certificate name is empty`},
+		{"bad cert name", []string{"keygen", "--cert-name", "a_b"}, `error: invalid argument "a_b" for "--cert-name" flag: certificate name "a_b" contains '_'`},
+		{"long cert name", []string{"keygen", "--cert-name", strings.Repeat("a", curve.MaxNameLength+1)}, `error: invalid argument "` + strings.Repeat("a", curve.MaxNameLength+1) + `" for "--cert-name" flag: certificate name is 243 bytes, longer than 242`},
 		{"positional argument", []string{"keygen", "extra"}, `error: keygen takes no arguments, got "extra" (to check a certificate file, use keygen check FILE)`},
 		{"unknown flag", []string{"keygen", "--bogus"}, "error: unknown flag: --bogus"},
-		{"no name", []string{"keygen", "--publish", "--owner-service", "hello"}, "error: --publish needs --name (the certificate object) and --owner-service"},
-		{"no owner", []string{"keygen", "--publish", "--name", "hello-curve"}, "error: --publish needs --name (the certificate object) and --owner-service"},
-		{"bad owner", []string{"keygen", "--publish", "--name", "c", "--owner-service", "1svc"}, `error: invalid --owner-service "1svc": a DNS-1035 label`},
-		{"bad name", []string{"keygen", "--publish", "--name", "C", "--owner-service", "s"}, `error: invalid --name "C": a lowercase RFC 1123 subdomain`},
-		{"bad namespace", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "--namespace", "N"}, `error: invalid --namespace "N": a lowercase RFC 1123 label`},
-		{"bad cert name", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "--cert-name", "a_b"}, `error: invalid --cert-name: certificate name "a_b" contains '_'`},
-		{"zero timeout", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "--timeout", "0s"}, "error: invalid --timeout 0s: must be positive"},
-		{"publish a cert", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "-o", "cert"}, `error: invalid --output "cert" with --publish: must be secret or configmap`},
-		{"publish yaml", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s", "--output", "yaml"}, `error: invalid --output "yaml" with --publish: must be secret or configmap`},
-		{"with check", []string{"keygen", "--publish", "--check", "f"}, "error: if any flags in the group [check publish] are set none of the others can be"},
-		{"kubeconfig without publish", []string{"keygen", "--kubeconfig", "k"}, "error: --kubeconfig is only used with --publish"},
-		{"timeout without publish", []string{"keygen", "--timeout", "1s"}, "error: --timeout is only used with --publish"},
-		// The subcommands: the same checks.
+		// The forms from before the subcommands are gone: no keygen Job of an earlier version runs.
+		{"the old publish flag", []string{"keygen", "--publish", "--name", "c", "--owner-service", "s"}, "error: unknown flag: --publish"},
+		{"the old check flag", []string{"keygen", "--check", "f"}, "error: unknown flag: --check"},
+		{"a publish flag", []string{"keygen", "--owner-service", "svc"}, "error: unknown flag: --owner-service"},
 		{"check without file", []string{"keygen", "check"}, "error: accepts 1 arg(s), received 0"},
-		{"publish without owner", []string{"keygen", "publish", "--name", "hello-curve"}, "error: --publish needs --name (the certificate object) and --owner-service"},
-		{"publish a cert", []string{"keygen", "publish", "--name", "c", "--owner-service", "s", "-o", "cert"}, `error: invalid --output "cert" with --publish: must be secret or configmap`},
+		{"check with a flag", []string{"keygen", "check", "--output", "secret", "f"}, "error: unknown flag: --output"},
+		{"publish without name", []string{"keygen", "publish", "--owner-service", "hello"}, `error: required flag(s) "name" not set`},
+		{"publish without owner", []string{"keygen", "publish", "--name", "hello-curve"}, `error: required flag(s) "owner-service" not set`},
+		{"bad owner", []string{"keygen", "publish", "--name", "c", "--owner-service", "1svc"}, `error: invalid argument "1svc" for "--owner-service" flag: a DNS-1035 label`},
+		{"bad owner job", []string{"keygen", "publish", "--name", "c", "--owner-service", "s", "--owner-job", "J", "--owner-job-uid", "u"}, `error: invalid argument "J" for "--owner-job" flag: a lowercase RFC 1123 subdomain`},
+		{"owner job without uid", []string{"keygen", "publish", "--name", "c", "--owner-service", "s", "--owner-job", "j"}, "error: if any flags in the group [owner-job owner-job-uid] are set they must all be set"},
+		{"publish bad name", []string{"keygen", "publish", "--name", "C", "--owner-service", "s"}, `error: invalid argument "C" for "--name" flag: a lowercase RFC 1123 subdomain`},
+		{"publish bad namespace", []string{"keygen", "publish", "--name", "c", "--owner-service", "s", "--namespace", "N"}, `error: invalid argument "N" for "--namespace" flag: a lowercase RFC 1123 label`},
+		{"publish bad cert name", []string{"keygen", "publish", "--name", "c", "--owner-service", "s", "--cert-name", "a_b"}, `error: invalid argument "a_b" for "--cert-name" flag: certificate name "a_b" contains '_'`},
+		{"zero timeout", []string{"keygen", "publish", "--name", "c", "--owner-service", "s", "--timeout", "0s"}, "error: invalid --timeout 0s: must be positive"},
+		{"publish a cert", []string{"keygen", "publish", "--name", "c", "--owner-service", "s", "-o", "cert"}, `error: invalid argument "cert" for "-o, --output" flag: must be secret or configmap`},
 		{"publish with argument", []string{"keygen", "publish", "x"}, `error: unknown command "x" for "minicluster-fn keygen publish"`},
 	}
 	for _, tt := range tests {
@@ -386,10 +381,10 @@ func TestKeygenPublishWithoutCredentials(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	t.Setenv("KUBERNETES_SERVICE_PORT", "")
 	t.Setenv("KUBECONFIG", "")
-	// The arguments of the generated keygen Job (generators.keygenArgs), outside a pod.
-	stdout, stderr, err := runKeygenCLI(t, "", "keygen", "--publish", "--name", "hello-curve", "--owner-service", "hello", "--cert-name", "hello")
+	// The arguments of the generated keygen Job with the keygen-image option, outside a pod.
+	stdout, stderr, err := runKeygenCLI(t, "", "keygen", "publish", "--output", "secret", "--name", "hello-curve", "--owner-service", "hello", "--cert-name", "hello")
 	if err == nil {
-		t.Fatal("keygen --publish without credentials succeeded")
+		t.Fatal("keygen publish without credentials succeeded")
 	}
 	if stdout != "" {
 		t.Errorf("stdout = %q, want nothing", stdout)
@@ -416,7 +411,7 @@ func TestKeygenHelp(t *testing.T) {
 		"publish": {
 			"publish --output secret --name NAME --owner-service SERVICE --cert-name MINICLUSTER",
 			"only if no Secret of that name exists",
-			"Without --output,\npublish creates a ConfigMap",
+			"minicluster-fn.dev/keygen-image",
 			"--owner-service",
 			"--kubeconfig",
 			"--timeout",
@@ -439,8 +434,8 @@ func TestKeygenHelp(t *testing.T) {
 }
 
 // TestKeygenHelpPublishExample: the --help example of keygen publish does what the keygen Job of
-// that MiniCluster does, so it creates the object its brokers mount: the same arguments, plus only
-// where to connect.
+// that MiniCluster does with the keygen-image option, so it creates the object its brokers mount:
+// the same arguments, plus only where to connect.
 func TestKeygenHelpPublishExample(t *testing.T) {
 	help, _, err := runKeygenCLI(t, "", "keygen", "publish", "--help")
 	if err != nil {
@@ -460,7 +455,8 @@ func TestKeygenHelpPublishExample(t *testing.T) {
 	delete(got, "--kubeconfig")
 	delete(got, "--namespace")
 
-	mc, errs := v1alpha2.Decode([]byte("apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata: {name: hello}\n" +
+	mc, errs := v1alpha2.Decode([]byte("apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\n" +
+		"metadata: {name: hello, annotations: {minicluster-fn.dev/keygen-image: registry.example/minicluster-fn:v1}}\n" +
 		"spec: {containers: [{image: ubuntu:noble}]}\n"))
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -480,7 +476,7 @@ func TestKeygenHelpPublishExample(t *testing.T) {
 			args = job.Spec.Template.Spec.Containers[0].Args
 		}
 	}
-	if len(args) < 2 || args[0] != "keygen" || args[1] != "--publish" {
+	if len(args) < 2 || args[0] != "keygen" || args[1] != "publish" {
 		t.Fatalf("keygen Job arguments %q", args)
 	}
 	want := map[string]string{}
@@ -491,6 +487,6 @@ func TestKeygenHelpPublishExample(t *testing.T) {
 	delete(want, "--owner-job")
 	delete(want, "--owner-job-uid")
 	if !maps.Equal(got, want) {
-		t.Errorf("the help's --publish example passes %v, the keygen Job of MiniCluster hello %v", got, want)
+		t.Errorf("the help's publish example passes %v, the keygen Job of MiniCluster hello %v", got, want)
 	}
 }

@@ -11,7 +11,7 @@ import (
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version and the keygen image the generated Jobs run",
+		Short: "Print the version and the project image's reference (for Argo CD's repo server and the keygen-image option)",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintf(cmd.OutOrStdout(), "minicluster-fn %s\nkeygen image: %s\n", version.Version, version.Image())

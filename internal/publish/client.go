@@ -1,5 +1,5 @@
 // Package publish creates a MiniCluster's CURVE certificate Secret (or ConfigMap) in the cluster,
-// only if it is absent: what the generated keygen Job runs (minicluster-fn keygen --publish).
+// only if it is absent: what the keygen Job runs with the keygen-image option (minicluster-fn keygen publish).
 //
 // It talks to the API server through client-go's REST client with a scheme of core/v1 only. The
 // generated clientset (k8s.io/client-go/kubernetes) is avoided on purpose: importing it registers
@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,11 +23,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/minicluster-fn/minicluster-fn/generators"
 	"github.com/minicluster-fn/minicluster-fn/internal/version"
 )
 
 // inClusterNamespaceFile is where kubelet puts the pod's namespace next to its ServiceAccount token.
-const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+var inClusterNamespaceFile = path.Join(generators.ServiceAccountDir, "namespace")
 
 // ErrNoCredentials: neither a kubeconfig nor a pod's ServiceAccount is available.
 var ErrNoCredentials = errors.New("no Kubernetes credentials: not running in a pod with a ServiceAccount token " +

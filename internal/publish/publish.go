@@ -20,9 +20,6 @@ import (
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
 )
 
-// fieldManager names this program in the managedFields of what it creates.
-const fieldManager = "minicluster-fn-keygen"
-
 // Target says which certificate object to create and which Service owns it.
 type Target struct {
 	// Kind is the kind of the certificate object, Secret or ConfigMap.
@@ -117,7 +114,7 @@ func (c *Client) Publish(ctx context.Context, t Target, cert *curve.Cert, log io
 	what := "create " + string(t.Kind) + " " + c.ref(t.Name)
 	err = c.withRetry(ctx, log, what, func(ctx context.Context) error {
 		return c.rest.Post().Namespace(c.namespace).Resource(resource).
-			Param("fieldManager", fieldManager).Body(obj).Do(ctx).Error()
+			Param("fieldManager", generators.KeygenFieldManager).Body(obj).Do(ctx).Error()
 	})
 	if apierrors.IsAlreadyExists(err) {
 		if t.Kind == v1alpha2.CurveKindConfigMap {

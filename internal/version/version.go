@@ -9,5 +9,6 @@ var Version = "v0.1.0-dev"
 // for another registry.
 var ImageRepository = "ghcr.io/minicluster-fn/minicluster-fn"
 
-// Image is the default image the generated keygen Job runs: this very release.
+// Image is this release's project image: what `make image` tags, the image Argo CD's repo server
+// takes the binary from, and what the keygen-image option names to run keygen publish.
 func Image() string { return ImageRepository + ":" + Version }

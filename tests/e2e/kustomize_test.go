@@ -229,8 +229,8 @@ func TestOverlayNamespaceAndPrefix(t *testing.T) {
 	if !slices.Contains(serviceNames, svc.Name) {
 		t.Errorf("Role/%s: services resourceNames %q do not contain the Service %q", role.Name, serviceNames, svc.Name)
 	}
-	if argValue(args, "--output") != "secret" || !slices.Equal(secretVerbs, []string{"create"}) {
-		t.Errorf("Role/%s: verbs on secrets %q, keygen --output %q; want a Secret, and create only", role.Name, secretVerbs, argValue(args, "--output"))
+	if argValue(args, "--kind") != "Secret" || !slices.Equal(secretVerbs, []string{"create"}) {
+		t.Errorf("Role/%s: verbs on secrets %q, keygen --kind %q; want a Secret, and create only", role.Name, secretVerbs, argValue(args, "--kind"))
 	}
 	if len(m.RoleBindings) != 1 || m.RoleBindings[0].RoleRef.Name != role.Name {
 		t.Errorf("want one RoleBinding to Role/%s, got %d", role.Name, len(m.RoleBindings))

@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// testKeygenImage runs the keygen Job's container as kubelet would: the project image, its
-// arguments as rendered, as nobody on a read-only root filesystem, with no credentials but a
+// testKeygenImage runs the keygen Job's container of the keygen-image option as kubelet would: the
+// project image, its arguments as rendered, as nobody on a read-only root filesystem, with no credentials but a
 // ServiceAccount token, CA and namespace mounted at the in-cluster paths and the
 // KUBERNETES_SERVICE_HOST/PORT variables. So the in-cluster code path is the one tested.
 // It needs podman and MINICLUSTER_FN_IMAGE (make container-test sets both up).
@@ -27,7 +27,7 @@ func (c *cluster) testKeygenImage(t *testing.T) {
 		t.Skipf("image %s is not in podman's local storage (%v %s): run `make image`", image, err, out)
 	}
 
-	s := c.newKeygenSetup(t, nil)
+	s := c.keygenSetupOf(t, renderHelloWorld(t, projectKeygen), nil)
 	secrets := t.TempDir()
 	ca, err := os.ReadFile(c.servingCert)
 	if err != nil {

@@ -24,8 +24,11 @@ import (
 // keygenSetup is a namespace holding the applied output of a MiniCluster (hello-world unless
 // said otherwise), and what the keygen Job would run there.
 type keygenSetup struct {
-	ns      string
-	objs    []*unstructured.Unstructured
+	ns   string
+	objs []*unstructured.Unstructured
+	// command is the keygen container's command: /bin/sh -c SCRIPT keygen by default, nothing with
+	// the keygen-image option (the image's entrypoint is minicluster-fn).
+	command []string
 	args    []string // the keygen container's arguments, as kubelet passes them (expandArgs)
 	account string   // the keygen ServiceAccount
 	name    string   // --name: the certificate object
@@ -37,22 +40,36 @@ type keygenSetup struct {
 // newKeygenSetup renders hello-world and applies the objects whose kind is in kinds (all if none).
 func (c *cluster) newKeygenSetup(t *testing.T, labels map[string]string, kinds ...string) *keygenSetup {
 	t.Helper()
-	return c.keygenSetupOf(t, render(t, filepath.Join(repoRoot(t), "examples", "hello-world", "minicluster.yaml")), labels, kinds...)
+	return c.keygenSetupOf(t, renderHelloWorld(t, ""), labels, kinds...)
 }
 
-// configMapHelloWorld is hello-world with the option that makes the certificate a ConfigMap.
-func configMapHelloWorld(t *testing.T) []*unstructured.Unstructured {
+// renderHelloWorld renders examples/hello-world with the annotation (a YAML line "key: value")
+// added, if one is given.
+func renderHelloWorld(t *testing.T, annotation string) []*unstructured.Unstructured {
 	t.Helper()
 	text, err := os.ReadFile(filepath.Join(repoRoot(t), "examples", "hello-world", "minicluster.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mc := strings.Replace(string(text), "  annotations:\n", "  annotations:\n    minicluster-fn.dev/curve-kind: ConfigMap\n", 1)
+	if annotation == "" {
+		return renderText(t, string(text))
+	}
+	mc := strings.Replace(string(text), "  annotations:\n", "  annotations:\n    "+annotation+"\n", 1)
 	if mc == string(text) {
 		t.Fatal("examples/hello-world/minicluster.yaml has no annotations to add the option to")
 	}
 	return renderText(t, mc)
 }
+
+// configMapHelloWorld is hello-world with the option that makes the certificate a ConfigMap.
+func configMapHelloWorld(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	return renderHelloWorld(t, "minicluster-fn.dev/curve-kind: ConfigMap")
+}
+
+// projectKeygen is the keygen-image option: the keygen Job runs keygen publish of this binary
+// (the image name only matters to kubelet).
+const projectKeygen = "minicluster-fn.dev/keygen-image: registry.example/minicluster-fn:test"
 
 // keygenSetupOf applies the rendered objs whose kind is in kinds (all if none) to a new namespace.
 func (c *cluster) keygenSetupOf(t *testing.T, objs []*unstructured.Unstructured, labels map[string]string, kinds ...string) *keygenSetup {
@@ -69,20 +86,25 @@ func (c *cluster) keygenSetupOf(t *testing.T, objs []*unstructured.Unstructured,
 			s.job = o
 		}
 	}
+	s.command, s.args, s.account = keygenContainer(t, find(t, objs, "Job", "keygen"), s.job)
+	s.name, s.service = argValue(t, s.args, "--name"), argValue(t, s.args, "--owner-service")
+	return s
+}
 
-	job := find(t, objs, "Job", "keygen")
+// keygenContainer is what kubelet runs for a rendered keygen Job: its container's command and
+// arguments (with $(VAR) expanded from the applied Job, see expandArgs), and its ServiceAccount.
+func keygenContainer(t *testing.T, job, applied *unstructured.Unstructured) (command, args []string, account string) {
+	t.Helper()
 	containers, _, _ := unstructured.NestedSlice(job.Object, "spec", "template", "spec", "containers")
 	if len(containers) != 1 {
 		t.Fatalf("keygen Job has %d containers, want 1", len(containers))
 	}
 	container := containers[0].(map[string]any)
-	args, _, _ := unstructured.NestedStringSlice(container, "args")
+	command, _, _ = unstructured.NestedStringSlice(container, "command")
+	args, _, _ = unstructured.NestedStringSlice(container, "args")
 	env, _, _ := unstructured.NestedSlice(container, "env")
-	args = expandArgs(t, args, env, s.job)
-	s.args = args
-	s.account, _, _ = unstructured.NestedString(job.Object, "spec", "template", "spec", "serviceAccountName")
-	s.name, s.service = argValue(t, args, "--name"), argValue(t, args, "--owner-service")
-	return s
+	account, _, _ = unstructured.NestedString(job.Object, "spec", "template", "spec", "serviceAccountName")
+	return command, expandArgs(t, args, env, applied), account
 }
 
 // expandArgs does what kubelet does with the keygen container's arguments: each $(VAR) becomes
@@ -141,10 +163,13 @@ func (c *cluster) token(t *testing.T, ns, account string) string {
 	return tr.Status.Token
 }
 
-// publish runs the keygen container's arguments as a separate process whose only credentials
-// are the kubeconfig.
+// publish runs the keygen container's arguments (keygen publish: the keygen-image option) as a
+// separate process whose only credentials are the kubeconfig.
 func (s *keygenSetup) publish(t *testing.T, kubeconfig string, extra ...string) fnResult {
 	t.Helper()
+	if len(s.command) > 0 || len(s.args) < 2 || s.args[1] != "publish" {
+		t.Fatalf("the keygen Job does not run keygen publish: command %q, arguments %q", s.command, s.args)
+	}
 	return runFn(t, []string{"KUBECONFIG=" + kubeconfig}, "", append(append([]string{}, s.args...), extra...)...)
 }
 
@@ -206,29 +231,29 @@ func (c *cluster) checkPublished(t *testing.T, s *keygenSetup, meta metav1.Objec
 	if meta.Labels["app.kubernetes.io/instance"] != "flux-sample" || meta.Labels["app.kubernetes.io/component"] != "curve" {
 		t.Errorf("labels = %v", meta.Labels)
 	}
-	if check := runFn(t, nil, cert, "keygen", "--check", "-"); check.code != 0 || !strings.Contains(check.stdout, `CURVE certificate "flux-sample"`) {
-		t.Errorf("the published certificate does not pass keygen --check: %s", check)
+	if check := runFn(t, nil, cert, "keygen", "check", "-"); check.code != 0 || !strings.Contains(check.stdout, `CURVE certificate "flux-sample"`) {
+		t.Errorf("the published certificate does not pass keygen check: %s", check)
 	}
 	_, secret, ok := strings.Cut(cert, `secret-key = "`)
 	if !ok || len(secret) < 40 {
 		t.Fatalf("no secret key in the published certificate")
 	}
 	if strings.Contains(printed.stdout+printed.stderr, secret[:40]) {
-		t.Error("keygen --publish printed the secret key")
+		t.Error("keygen printed the secret key")
 	}
 }
 
-// testKeygenPublish runs `keygen --publish` with a real token of the generated ServiceAccount,
-// bound only to the generated Role: it creates the certificate Secret, and the token can do
-// nothing else with Secrets, so it can never read a ServiceAccount token.
+// testKeygenPublish runs `keygen publish` (the keygen-image option) with a real token of the
+// generated ServiceAccount, bound only to the generated Role: it creates the certificate Secret,
+// and the token can do nothing else with Secrets, so it can never read a ServiceAccount token.
 func (c *cluster) testKeygenPublish(t *testing.T) {
 	ctx := context.Background()
-	s := c.newKeygenSetup(t, nil)
+	s := c.keygenSetupOf(t, renderHelloWorld(t, projectKeygen), nil)
 	kubeconfig := c.kubeconfigFor(t, c.token(t, s.ns, s.account), s.ns)
 
 	first := s.publish(t, kubeconfig)
 	if first.code != 0 || !strings.Contains(first.stdout, "created Secret "+s.ns+"/"+s.name) {
-		t.Fatalf("first keygen --publish: %s", first)
+		t.Fatalf("first keygen publish: %s", first)
 	}
 	secret := c.getSecret(t, s.ns, s.name)
 	if secret.Type != corev1.SecretTypeOpaque {
@@ -239,7 +264,7 @@ func (c *cluster) testKeygenPublish(t *testing.T) {
 
 	second := s.publish(t, kubeconfig)
 	if second.code != 0 || !strings.Contains(second.stdout, "exists; left unchanged and not read") {
-		t.Fatalf("second keygen --publish: %s", second)
+		t.Fatalf("second keygen publish: %s", second)
 	}
 	if again := c.getSecret(t, s.ns, s.name); again.ResourceVersion != secret.ResourceVersion || string(again.Data["curve.cert"]) != cert {
 		t.Errorf("the second run changed the Secret (resourceVersion %s -> %s)", secret.ResourceVersion, again.ResourceVersion)
@@ -286,12 +311,12 @@ func (c *cluster) testKeygenPublish(t *testing.T) {
 // operator does. Its Role may read that ConfigMap back, so an existing one is checked.
 func (c *cluster) testKeygenConfigMap(t *testing.T) {
 	ctx := context.Background()
-	s := c.keygenSetupOf(t, configMapHelloWorld(t), nil)
+	s := c.keygenSetupOf(t, renderHelloWorld(t, "minicluster-fn.dev/curve-kind: ConfigMap\n    "+projectKeygen), nil)
 	kubeconfig := c.kubeconfigFor(t, c.token(t, s.ns, s.account), s.ns)
 
 	first := s.publish(t, kubeconfig)
 	if first.code != 0 || !strings.Contains(first.stdout, "created ConfigMap "+s.ns+"/"+s.name) {
-		t.Fatalf("first keygen --publish: %s", first)
+		t.Fatalf("first keygen publish: %s", first)
 	}
 	cm := c.getConfigMap(t, s.ns, s.name)
 	cert := cm.Data["curve.cert"]
@@ -299,7 +324,7 @@ func (c *cluster) testKeygenConfigMap(t *testing.T) {
 
 	second := s.publish(t, kubeconfig)
 	if second.code != 0 || !strings.Contains(second.stdout, "exists and holds a valid certificate; left unchanged") {
-		t.Fatalf("second keygen --publish: %s", second)
+		t.Fatalf("second keygen publish: %s", second)
 	}
 	if again := c.getConfigMap(t, s.ns, s.name); again.ResourceVersion != cm.ResourceVersion || again.Data["curve.cert"] != cert {
 		t.Errorf("the second run changed the ConfigMap (resourceVersion %s -> %s)", cm.ResourceVersion, again.ResourceVersion)
@@ -325,36 +350,13 @@ func (c *cluster) testKeygenConfigMap(t *testing.T) {
 	}
 }
 
-// testKeygenEarlierJobs: a keygen Job rendered before --output existed passes none, holds the
-// image reference of its own version (which a reused tag or the keygen-image option may point at
-// this binary), its Role allows ConfigMaps only, and its brokers mount a ConfigMap. keygen
-// --publish without --output must still create that ConfigMap with that Role.
-func (c *cluster) testKeygenEarlierJobs(t *testing.T) {
-	s := c.keygenSetupOf(t, configMapHelloWorld(t), nil)
-	// The arguments without --output configmap are those earlier versions rendered; the rest of
-	// the output (Role, broker Job) is what they rendered too.
-	var earlier []string
-	for i := 0; i < len(s.args); i++ {
-		if s.args[i] == "--output" {
-			i++
-			continue
-		}
-		earlier = append(earlier, s.args[i])
-	}
-	if len(earlier) != len(s.args)-2 {
-		t.Fatalf("no --output in the keygen arguments %q", s.args)
-	}
-	res := runFn(t, []string{"KUBECONFIG=" + c.kubeconfigFor(t, c.token(t, s.ns, s.account), s.ns)}, "", earlier...)
-	if res.code != 0 || !strings.Contains(res.stdout, "created ConfigMap "+s.ns+"/"+s.name) {
-		t.Fatalf("keygen %q: %s", earlier, res)
-	}
-	c.getConfigMap(t, s.ns, s.name)
-}
-
-// testKeygenBadInput: every failure is a clear message and exit 1, and nothing is changed.
+// testKeygenBadInput: every failure of keygen publish is a clear message and exit 1, and nothing
+// is changed.
 func (c *cluster) testKeygenBadInput(t *testing.T) {
+	project := renderHelloWorld(t, projectKeygen)
+	projectConfigMap := renderHelloWorld(t, "minicluster-fn.dev/curve-kind: ConfigMap\n    "+projectKeygen)
 	t.Run("no credentials", func(t *testing.T) {
-		s := c.newKeygenSetup(t, nil)
+		s := c.keygenSetupOf(t, project, nil)
 		res := runFn(t, []string{}, "", s.args...)
 		if res.code != 1 || !strings.Contains(res.stderr, "error: no Kubernetes credentials: not running in a pod") {
 			t.Errorf("%s", res)
@@ -362,7 +364,7 @@ func (c *cluster) testKeygenBadInput(t *testing.T) {
 	})
 
 	t.Run("missing Service", func(t *testing.T) {
-		s := c.newKeygenSetup(t, nil, "ServiceAccount", "Role", "RoleBinding")
+		s := c.keygenSetupOf(t, project, nil, "ServiceAccount", "Role", "RoleBinding")
 		res := s.publish(t, c.kubeconfigFor(t, c.token(t, s.ns, s.account), s.ns))
 		want := "error: owner Service " + s.ns + "/" + s.service + " not found"
 		if res.code != 1 || !strings.Contains(res.stderr, want) {
@@ -374,7 +376,7 @@ func (c *cluster) testKeygenBadInput(t *testing.T) {
 	})
 
 	t.Run("existing ConfigMap is not a certificate", func(t *testing.T) {
-		s := c.keygenSetupOf(t, configMapHelloWorld(t), nil)
+		s := c.keygenSetupOf(t, projectConfigMap, nil)
 		bad, err := c.cs.CoreV1().ConfigMaps(s.ns).Create(context.Background(), &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: s.name},
 			Data:       map[string]string{"curve.cert": "written by hand\n"},
@@ -395,7 +397,7 @@ func (c *cluster) testKeygenBadInput(t *testing.T) {
 	// A Secret of that name is left alone unread, whatever it holds: the keygen Role may not read
 	// Secrets. The broker pods then fail to mount it (no key curve.cert) or their brokers reject it.
 	t.Run("existing Secret is not read", func(t *testing.T) {
-		s := c.newKeygenSetup(t, nil)
+		s := c.keygenSetupOf(t, project, nil)
 		bad, err := c.cs.CoreV1().Secrets(s.ns).Create(context.Background(), &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: s.name},
 			StringData: map[string]string{"other": "written by hand\n"},
@@ -413,7 +415,7 @@ func (c *cluster) testKeygenBadInput(t *testing.T) {
 	})
 
 	t.Run("forbidden", func(t *testing.T) {
-		s := c.newKeygenSetup(t, nil)
+		s := c.keygenSetupOf(t, project, nil)
 		// The namespace's default ServiceAccount has no Role.
 		res := s.publish(t, c.kubeconfigFor(t, c.token(t, s.ns, "default"), s.ns))
 		if res.code != 1 || !strings.Contains(res.stderr, `cannot get resource "services"`) || !strings.Contains(res.stderr, "the keygen Role must allow") {
@@ -422,7 +424,7 @@ func (c *cluster) testKeygenBadInput(t *testing.T) {
 	})
 
 	t.Run("credentials rejected", func(t *testing.T) {
-		s := c.newKeygenSetup(t, nil)
+		s := c.keygenSetupOf(t, project, nil)
 		res := s.publish(t, c.kubeconfigFor(t, "not-a-token", s.ns))
 		if res.code != 1 || !strings.Contains(res.stderr, "rejected the credentials") {
 			t.Errorf("%s", res)
@@ -430,7 +432,7 @@ func (c *cluster) testKeygenBadInput(t *testing.T) {
 	})
 
 	t.Run("API server unreachable", func(t *testing.T) {
-		s := c.newKeygenSetup(t, nil)
+		s := c.keygenSetupOf(t, project, nil)
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)

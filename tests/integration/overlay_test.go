@@ -130,14 +130,9 @@ func (c *cluster) testOverlays(t *testing.T) {
 			}
 		}
 
-		// The keygen Job's arguments, run as that Job's ServiceAccount would.
-		keygen := find(t, o.objs, "Job", "keygen")
-		containers, _, _ := unstructured.NestedSlice(keygen.Object, "spec", "template", "spec", "containers")
-		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
-		env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+		// The keygen Job's script, run as in its pod with that Job's ServiceAccount.
 		job := appliedKeygen[o.prefix]
-		args = expandArgs(t, args, env, job)
-		account, _, _ := unstructured.NestedString(keygen.Object, "spec", "template", "spec", "serviceAccountName")
+		command, args, account := keygenContainer(t, find(t, o.objs, "Job", "keygen"), job)
 		certName, ownerName := argValue(t, args, "--name"), argValue(t, args, "--owner-service")
 		if ownerName != svc.GetName() {
 			t.Errorf("%s: keygen --owner-service %s, want the overlay's Service %s", o.prefix, ownerName, svc.GetName())
@@ -145,9 +140,9 @@ func (c *cluster) testOverlays(t *testing.T) {
 		if mounted := curveSecret(t, find(t, o.objs, "Job", "broker")); mounted != certName {
 			t.Errorf("%s: the broker pods mount Secret %q, keygen creates %q", o.prefix, mounted, certName)
 		}
-		res := runFn(t, []string{"KUBECONFIG=" + c.kubeconfigFor(t, c.token(t, ns, account), ns)}, "", args...)
+		res := runScript(t, command, args, c.newScriptPod(t, ns, c.token(t, ns, account)))
 		if res.code != 0 || !strings.Contains(res.stdout, "created Secret "+ns+"/"+certName) {
-			t.Fatalf("%s: keygen --publish: %s", o.prefix, res)
+			t.Fatalf("%s: the keygen script: %s", o.prefix, res)
 		}
 		cert := c.getSecret(t, ns, certName)
 		liveSvc, err := c.cs.CoreV1().Services(ns).Get(ctx, svc.GetName(), metav1.GetOptions{})
@@ -158,6 +153,10 @@ func (c *cluster) testOverlays(t *testing.T) {
 			refs[1].Kind != "Job" || refs[1].Name != job.GetName() || refs[1].UID != job.GetUID() {
 			t.Errorf("%s: Secret/%s ownerReferences %+v, want Service/%s (uid %s) and the overlay's keygen Job %s (uid %s)",
 				o.prefix, certName, refs, liveSvc.Name, liveSvc.UID, job.GetName(), job.GetUID())
+		}
+		// The arguments kustomize rewrote name the overlay's MiniCluster in the certificate too.
+		if got, want := cert.Labels["app.kubernetes.io/instance"], svc.GetLabels()["app.kubernetes.io/instance"]; got != want {
+			t.Errorf("%s: Secret/%s instance label %q, want the overlay's %q", o.prefix, certName, got, want)
 		}
 		certs[certName] = string(cert.Data["curve.cert"])
 	}

@@ -11,13 +11,16 @@ import (
 
 // TestHelloWorld applies examples/hello-world (size 4) through both consumer paths and checks what
 // a user expects: the keygen Job publishes the certificate, 4 brokers run, rank 0 prints the
-// command's output, every pod exits 0 and the Job completes.
+// command's output, every pod exits 0 and the Job completes. The kustomize path also checks that
+// nothing of the project ran in the cluster (checkNoProjectImage).
 func TestHelloWorld(t *testing.T) {
 	requireImages(t)
 	t.Run("kustomize", func(t *testing.T) {
 		ns := namespace(t, "hello-kustomize")
-		manifests := renderKustomize(t, ns, filepath.Join(suite.repo, "examples", "hello-world"))
+		dir := filepath.Join(suite.repo, "examples", "hello-world")
+		manifests := renderKustomize(t, ns, dir)
 		checkHelloWorld(t, ns, "flux-sample", manifests)
+		checkNoProjectImage(t, ns, kustomizeBuild(t, dir))
 	})
 	t.Run("kpt", func(t *testing.T) {
 		ns := namespace(t, "hello-kpt")
@@ -97,6 +100,30 @@ func checkHelloWorld(t *testing.T, ns, instance string, manifests []byte) {
 	}
 	t.Logf("from apply: certificate %.1fs, 4 brokers running %s, %d of 4 seen Ready (joined) by %s, Job complete %.1fs; rank 0 log:\n%s",
 		tCert.Seconds(), seconds(running), seenReady, seconds(ready), tComplete.Seconds(), log)
+}
+
+// checkNoProjectImage: a MiniCluster got its certificate, joined and completed without the
+// project's image. The output as a user renders it (rendered, before the stand-ins replace the
+// images) names no image of the project, no pod of the namespace ran one, and the keygen pod ran
+// the Flux view image (its stand-in).
+func checkNoProjectImage(t *testing.T, ns string, rendered []byte) {
+	t.Helper()
+	project := imageName(suite.images.project)
+	if strings.Contains(string(rendered), project) {
+		t.Errorf("the rendered output names the project image %s", project)
+	}
+	pods := mustKube(t, nil, "-n", ns, "get", "pods", "-o",
+		`jsonpath={range .items[*]}{.metadata.name}{": "}{.spec.initContainers[*].image}{" "}{.spec.containers[*].image}{"\n"}{end}`)
+	for _, line := range strings.Split(strings.TrimSpace(pods), "\n") {
+		if strings.Contains(line, project) {
+			t.Errorf("pod %s ran the project image", line)
+		}
+	}
+	keygen := strings.Fields(mustKube(t, nil, "-n", ns, "get", "pods", "-l", "app.kubernetes.io/component=keygen",
+		"-o", "jsonpath={.items[*].spec.containers[*].image}"))
+	if len(keygen) == 0 || slices.ContainsFunc(keygen, func(image string) bool { return image != suite.images.view }) {
+		t.Errorf("keygen pods ran %q, want the view image %s", keygen, suite.images.view)
+	}
 }
 
 // TestHelloRanks runs hello-world with a command that shows the instance from rank 0: all 4 brokers

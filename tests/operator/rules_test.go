@@ -74,7 +74,8 @@ var rules = []rule{
 	r("D-service-selector", deliberate, rolePortPrefix+".*", `\.spec\.selector\.app\.kubernetes\.io/(?:name|instance|component)`),
 	// Affinity: the same spread, selected through our labels.
 	r("D-labels", deliberate, roleBroker, podSpec+`\.affinity\.pod(?:Anti)?Affinity\.preferredDuringSchedulingIgnoredDuringExecution\[0\]\.podAffinityTerm\.labelSelector\.match(?:Expressions|Labels).*`),
-	// The CURVE certificate comes from the keygen Job (or the user), not the entrypoint ConfigMap.
+	// The CURVE certificate comes from the keygen Job, a one-off pod (or the user), not from the
+	// controller into the entrypoint ConfigMap.
 	r("D-keygen", deliberate, roleEntrypoint, `\.data\.curve\.cert`).when(absentInOurs),
 	// ... in a Secret unless the curve-kind option asks for a ConfigMap: the namespace's view role
 	// reads ConfigMaps (the operator's entrypoint ConfigMap holds the secret key), not Secrets.

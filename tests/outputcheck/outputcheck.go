@@ -176,7 +176,8 @@ func objectsOf[T runtime.Object](objs []runtime.Object) []T {
 }
 
 // Scripts are the shell scripts of the output: every .sh key of every ConfigMap, by
-// "ConfigMap/<name>/<key>".
+// "ConfigMap/<name>/<key>", and the script of every container whose command is `sh -c SCRIPT`
+// (the keygen Job's), by "<Kind>/<name>/<container>".
 func Scripts(objs []runtime.Object) map[string]string {
 	scripts := map[string]string{}
 	for _, cm := range objectsOf[*corev1.ConfigMap](objs) {
@@ -186,8 +187,19 @@ func Scripts(objs []runtime.Object) map[string]string {
 			}
 		}
 	}
+	for name, pod := range podSpecs(objs) {
+		for _, ctr := range slices.Concat(pod.InitContainers, pod.Containers) {
+			if cmd := ctr.Command; len(cmd) >= 3 && shells[cmd[0]] != "" && cmd[1] == "-c" {
+				scripts[name+"/"+ctr.Name] = cmd[2]
+			}
+		}
+	}
 	return scripts
 }
+
+// shells are the interpreters a script may name in its first line (#!), and in a container's
+// command: the dialect shellcheck checks it as is the shebang's.
+var shells = map[string]string{"/bin/bash": "bash", "/bin/sh": "sh"}
 
 func (c *checker) bashSyntax() {
 	scripts := Scripts(c.m.Objects)
@@ -196,13 +208,16 @@ func (c *checker) bashSyntax() {
 	}
 	for _, name := range slices.Sorted(maps.Keys(scripts)) {
 		text := scripts[name]
-		if !strings.HasPrefix(text, "#!/bin/bash\n") {
-			c.errorf("%s does not start with #!/bin/bash", name)
+		shebang, _, _ := strings.Cut(text, "\n")
+		shell, ok := strings.CutPrefix(shebang, "#!")
+		if !ok || shells[shell] == "" {
+			c.errorf("%s does not start with #!/bin/bash or #!/bin/sh", name)
+			continue
 		}
-		cmd := exec.Command("/bin/bash", "-n")
+		cmd := exec.Command(shell, "-n")
 		cmd.Stdin = strings.NewReader(text)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			c.errorf("bash -n %s: %v\n%s", name, err, out)
+			c.errorf("%s -n %s: %v\n%s", shell, name, err, out)
 		}
 	}
 }
@@ -222,8 +237,9 @@ var shellcheckExclusions = []string{
 }
 
 // Shellcheck runs shellcheck (style level, every optional check but the exclusions above) once
-// over all the scripts (name -> text, e.g. from Scripts) and returns one error per finding.
-// Identical texts are checked once.
+// over all the scripts (name -> text, e.g. from Scripts) and returns one error per finding. Each
+// is checked in the dialect its first line names (#!/bin/bash or #!/bin/sh). Identical texts are
+// checked once.
 func Shellcheck(scripts map[string]string) ([]error, error) {
 	if _, err := os.Stat(ShellcheckPath); err != nil {
 		return nil, fmt.Errorf("shellcheck is not installed at %s (apt-get install -y shellcheck): %w", ShellcheckPath, err)
@@ -249,7 +265,7 @@ func Shellcheck(scripts map[string]string) ([]error, error) {
 		args = append(args, f)
 	}
 	slices.Sort(args)
-	args = append([]string{"--shell=bash", "--severity=style", "--format=gcc", "--norc",
+	args = append([]string{"--severity=style", "--format=gcc", "--norc",
 		"--exclude=" + strings.Join(shellcheckExclusions, ",")}, args...)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(ShellcheckPath, args...)
@@ -272,5 +288,7 @@ func Shellcheck(scripts map[string]string) ([]error, error) {
 	return findings, nil
 }
 
-// printsCurve matches a script line that would print the certificate.
-var printsCurve = regexp.MustCompile(`\b(cat|echo|printf|head|tail|less|more|xxd|od|base64|strings|tee)\b[^\n]*(curve\.cert|curvepath|curve_cert)`)
+// printsCurve matches a script line that would print the certificate: a shell command, or a Python
+// print or write (the keygen publisher, whose certificate text and key are cert_text and
+// secret_key), that names it.
+var printsCurve = regexp.MustCompile(`\b((cat|echo|printf|head|tail|less|more|xxd|od|base64|strings|tee)\s|(print|write|say)\()[^\n]*(curve\.cert|curvepath|curve_cert|cert_text|secret_key)`)

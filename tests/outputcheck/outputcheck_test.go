@@ -53,6 +53,11 @@ func brokerJob(m outputcheck.Manifests) *batchv1.Job {
 	return find(m, func(j *batchv1.Job) bool { return j.Spec.CompletionMode != nil })
 }
 
+// keygenJob is the Job that runs a shell script, not the broker Job.
+func keygenJob(m outputcheck.Manifests) *batchv1.Job {
+	return find(m, func(j *batchv1.Job) bool { return j.Spec.CompletionMode == nil })
+}
+
 func entrypoint(m outputcheck.Manifests) *corev1.ConfigMap {
 	return find(m, func(c *corev1.ConfigMap) bool { _, ok := c.Data[generators.InitScriptKey]; return ok })
 }
@@ -73,6 +78,13 @@ func TestCheckCatchesRegressions(t *testing.T) {
 		}, "bash -n"},
 		{"certificate printed", func(m outputcheck.Manifests) {
 			entrypoint(m).Data[generators.WaitScriptKey(0)] += "\ncat \"${curvepath}\"\n"
+		}, "prints the certificate"},
+		{"keygen script syntax", func(m outputcheck.Manifests) {
+			keygenJob(m).Spec.Template.Spec.Containers[0].Command[2] += "\nif true; then\n"
+		}, "/bin/sh -n"},
+		{"keygen publisher prints the certificate", func(m outputcheck.Manifests) {
+			cmd := keygenJob(m).Spec.Template.Spec.Containers[0].Command
+			cmd[2] = strings.Replace(cmd[2], "    return 0\n", "    print(cert_text)\n    return 0\n", 1)
 		}, "prints the certificate"},
 		{"certificate copy readable", func(m outputcheck.Manifests) {
 			cm := entrypoint(m)
