@@ -1,6 +1,10 @@
 package generators
 
-import "path"
+import (
+	"path"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // Every path inside the pods comes from this file: the mount points of the pod specs (job.go) and
 // the files the scripts read and write, which every script template gets as .Pod (a podLayout).
@@ -22,6 +26,10 @@ const (
 	// view of its own.
 	viewImageSoftwareSubPath = "opt/software"
 	viewImageDir             = "view-image"
+
+	// terminationLogPath is the broker container's termination message file (Kubernetes' default
+	// path): why the main broker's command failed.
+	terminationLogPath = corev1.TerminationMessagePathDefault
 
 	// customScriptPath is where commands.script is written in a container.
 	customScriptPath = "/tmp/custom-entrypoint.sh"
@@ -52,6 +60,8 @@ type podLayout struct {
 	ViewImage     string // the view image's flux install (a link)
 	ViewImageDirs string // where that link points: <dir>/<hash>
 	CustomScript  string // commands.script, written by the script that runs it
+	// TerminationLog is the broker container's termination message file.
+	TerminationLog string
 
 	// The shared volume.
 	Base string // flux.container.mountPath
@@ -104,6 +114,7 @@ func newPodLayout(mountPath string) podLayout {
 		ViewImage:          viewImageLink,
 		ViewImageDirs:      viewImageDirs,
 		CustomScript:       customScriptPath,
+		TerminationLog:     terminationLogPath,
 
 		Base:           mountPath,
 		View:           path.Join(mountPath, "view"),
