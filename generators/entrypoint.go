@@ -137,7 +137,7 @@ func entrypointData(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) (m
 		c := &s.Containers[i]
 		switch {
 		case c.RunFlux:
-			out, err := render("wait.sh", newWaitData(mc, i, common))
+			out, err := render("wait.sh", newWaitData(mc, opts, i, common))
 			if err != nil {
 				return nil, err
 			}
@@ -235,6 +235,14 @@ type waitData struct {
 	Prefix          string
 	Wrap            string
 	CompleteWorkers bool
+	// FailWithCommand: the main broker's container exits with its command's failed status, and
+	// a worker whose broker failed with ExitPodRetry (failsOnCommand).
+	FailWithCommand bool
+	// ExitPodRetry is the status that asks the Job for a new pod (exitPodRetry).
+	ExitPodRetry int
+	// BatchNotRun is the batch job's status when flux batch failed or the batch job ended with an
+	// exception, and the most its failed jobs count (batchNotRun).
+	BatchNotRun int
 	// NoJobCleanupEnv, when set, is the variable that keeps flux-core's rc1 from pushing its
 	// cleanup commands on the main broker: see noJobCleanup.
 	NoJobCleanupEnv string
@@ -385,7 +393,7 @@ func hostRange(prefix string, start, count int32) string {
 	return fmt.Sprintf("%s-[%d-%d]", prefix, start, start+count-1)
 }
 
-func newWaitData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) waitData {
+func newWaitData(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, i int, common scriptCommon) waitData {
 	s := &mc.Spec
 	c := &s.Containers[i]
 	d := waitData{
@@ -411,6 +419,9 @@ func newWaitData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) waitData 
 		Prefix:          strings.TrimSpace(c.Commands.Prefix),
 		Wrap:            s.Flux.Wrap,
 		CompleteWorkers: s.Flux.CompleteWorkers,
+		FailWithCommand: failsOnCommand(mc, opts),
+		ExitPodRetry:    exitPodRetry,
+		BatchNotRun:     batchNotRun,
 	}
 	if d.OutputDir == "" {
 		d.OutputDir = v1alpha2.DefaultOutputDir
@@ -442,6 +453,11 @@ func newWaitData(mc *v1alpha2.MiniCluster, i int, common scriptCommon) waitData 
 	d.Hooks.Post = newHook("post", c.Commands.Post, "")
 	return d
 }
+
+// batchNotRun is the highest exit status: in batch mode (failsOnCommand), the main broker's
+// initial program returns it when flux batch failed or the batch job ended with an exception, and
+// the batch job's status, the number of its jobs that failed, stops there.
+const batchNotRun = 255
 
 // fluxDisableJobCleanupEnv in the main broker's environment keeps flux-core's rc1 from pushing
 // the cleanup commands that stop the queue, cancel running jobs and wait for the queue to idle

@@ -788,7 +788,12 @@ func newSandbox(t *testing.T, c entrypointCase) *sandbox {
 	// broker joins (FAKE_FLUX_STATE run, the default), then run FAKE_FLUX_RUN seconds, or until
 	// SIGTERM, which they log; the first of them to end touches FAKE_FLUX_LEAD_RETURNS, if set
 	// (the main broker's message, in flux exec, that it comes back); getattr tbon.parent-endpoint
-	// (not logged) prints FAKE_FLUX_PARENT.
+	// (not logged) prints FAKE_FLUX_PARENT, after FAKE_FLUX_GETATTR_DELAY seconds.
+	// With FAKE_FLUX_INITIAL set, start runs its initial program (what follows its options) and
+	// exits with its status, as flux start does; submit ... --watch runs the command and exits
+	// with its status; batch runs the batch script, keeps its status and prints a job ID, which
+	// job status exits with; job wait exits with the next of the statuses in FAKE_FLUX_WAITS
+	// (2, "no more waitable jobs", when none is left).
 	write("views/._view/h4sh/bin/flux", `#!/bin/bash
 if [[ "$1" == python ]]; then
   state="${FAKE_FLUX_STATE:-run}"
@@ -800,10 +805,46 @@ if [[ "$1" == python ]]; then
   exit 0
 fi
 if [[ "$1" == getattr && "$2" == tbon.parent-endpoint ]]; then
+  if [[ -n "${FAKE_FLUX_GETATTR_DELAY:-}" ]]; then read -r -t "${FAKE_FLUX_GETATTR_DELAY}" <> <(:) || :; fi
   echo "${FAKE_FLUX_PARENT:-}"
   exit 0
 fi
 { echo "--- flux"; printf '%s\n' "$@"; } >> "$FAKE_FLUX_LOG"
+if [[ -n "${FAKE_FLUX_INITIAL:-}" ]]; then
+  case "$1 $2" in
+    "start "*)
+      shift
+      while [[ "$1" == -o || "$1" == -S* || "$1" == --wrap=* || "$1" == --config ]]; do
+        if [[ "$1" == --config ]]; then shift; fi
+        shift
+      done
+      "$@"
+      exit
+      ;;
+    "submit "*)
+      if [[ " $* " == *" --watch "* ]]; then
+        while [[ "$1" != --watch ]]; do shift; done
+        shift
+        "$@"
+        exit
+      fi
+      ;;
+    "batch "*)
+      status=0
+      /bin/bash "${@: -1}" > /dev/null || status=$?
+      echo "${status}" > "${FAKE_FLUX_LOG}.batch-status"
+      echo "fBatch1"
+      exit 0
+      ;;
+    "job status") exit "$(< "${FAKE_FLUX_LOG}.batch-status")" ;;
+    "job wait")
+      read -r -a waits < "${FAKE_FLUX_WAITS}" || :
+      if ((${#waits[@]} == 0)); then exit 2; fi
+      echo "${waits[*]:1}" > "${FAKE_FLUX_WAITS}"
+      exit "${waits[0]}"
+      ;;
+  esac
+fi
 if [[ "$1" == R ]]; then echo '{"version": 1}'; fi
 if [[ "$1" == start || "$1" == broker ]]; then
   printf '%s' "${FLUX_DISABLE_JOB_CLEANUP-}" > "${FAKE_FLUX_LOG}.cleanup-env"
@@ -837,6 +878,7 @@ func (sb *sandbox) script(key string) string {
 		EntrypointMountPath+"/", d+"/cm/",
 		CurveMountPath+"/", d+"/curve/",
 		"/etc/hosts", d+"/hosts",
+		terminationLogPath, d+"/termination-log",
 		"/opt/views/", d+"/views/",
 		"/opt/view", d+"/view",
 		"/opt/software", d+"/software-copy",
@@ -1025,8 +1067,8 @@ func TestEntrypointRunBroker(t *testing.T) {
 		{name: "hello-world", index: 3, want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@"}},
 		{name: "interactive", want: []string{"broker", "--config-path", "@CFG@", "@OPTS@"}},
 		{name: "launcher", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "snakemake", "--cores", "1", "--flux", "--jobs", "1"}},
-		{name: "batch", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "@NOCLEANUP@", "sh", "-c", `flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all`, "sh", "-n1"}, noCleanup: true},
-		{name: "batch-raw", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "@NOCLEANUP@", "sh", "-c", `flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all`, "sh", "-n1"}, noCleanup: true},
+		{name: "batch", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "@NOCLEANUP@", "sh", "-c", `id=$(flux batch "$@" ./flux-job.batch) || exit 255; flux job status -e 255 "${id}"`, "sh", "-n1"}, noCleanup: true},
+		{name: "batch-raw", want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@", "@NOCLEANUP@", "sh", "-c", `id=$(flux batch "$@" ./flux-job.batch) || exit 255; flux job status -e 255 "${id}"`, "sh", "-n1"}, noCleanup: true},
 		{name: "options", index: 1, want: []string{"start", "-o", "--config", "@CFG@", "@OPTS@"}},
 		{name: "options", want: []string{"start", "--wrap=strace,-e,network", "-o", "--config", "@CFG@", "@OPTS@", "singularity", "exec", "--bind", "/data", "app.sif", "flux", "run", "-N", "4", "-n8", "--exclusive", "-o", "cpu-affinity=per-task", "--quiet", "--watch",
 			"python3", "-c", `import os; print('it\'s', os.environ['HOME'])`, "@HOME@", "$NOT_EXPANDED"}},
@@ -1125,13 +1167,26 @@ func echoedBrokerCall(t *testing.T, stdout string) []string {
 // A worker whose flux start fails exits with its status at once (kubelet restarts the container;
 // flux itself retries the connection to the main broker), or, with completeWorkers, completes.
 // There is no retry loop in the script: flux 0.88 resolves the main broker's name again by itself.
+// A worker whose broker fails: its container fails, and kubelet (restartPolicy OnFailure) or the
+// Job (a new pod) starts it again; with completeWorkers it completes. With failed-command Fail its
+// status is exitPodRetry, which the Job's pod failure policy counts rather than failing the Job.
 func TestEntrypointRunWorkerExit(t *testing.T) {
 	t.Parallel()
-	for _, complete := range []bool{false, true} {
-		t.Run(fmt.Sprintf("completeWorkers=%v", complete), func(t *testing.T) {
+	for _, tc := range []struct {
+		complete bool
+		failed   v1alpha2.FailedCommand
+		want     int
+	}{
+		{failed: v1alpha2.FailedCommandFail, want: exitPodRetry},
+		{failed: v1alpha2.FailedCommandComplete, want: 3},
+		{complete: true, failed: v1alpha2.FailedCommandFail},
+		{complete: true, failed: v1alpha2.FailedCommandComplete},
+	} {
+		complete := tc.complete
+		t.Run(fmt.Sprintf("completeWorkers=%v/failed-command=%s", complete, tc.failed), func(t *testing.T) {
 			sb := newSandbox(t, caseNamed(t, "hello-world"))
 			sb.mc.Spec.Flux.CompleteWorkers = complete
-			data, err := entrypointData(sb.mc, v1alpha2.Options{}, sb.n)
+			data, err := entrypointData(sb.mc, v1alpha2.Options{FailedCommand: tc.failed}, sb.n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1141,10 +1196,7 @@ func TestEntrypointRunWorkerExit(t *testing.T) {
 			}
 			sb.run(t, InitScriptKey, 1)
 			res := sb.runStatus(t, WaitScriptKey(0), 1, "FAKE_FLUX_EXIT=3")
-			want := 3
-			if complete {
-				want = 0
-			}
+			want := tc.want
 			if res.code != want {
 				t.Errorf("exit status %d, want %d\n%s", res.code, want, res.output)
 			}

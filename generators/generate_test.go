@@ -827,3 +827,54 @@ func TestNotesSayWhenASizeChangeReplacesTheCluster(t *testing.T) {
 		t.Errorf("stable names: want the Job and ConfigMap names kept and broker.toml changed from size 4 to 5:\n%s\n%s", entrypoint(4), entrypoint(5))
 	}
 }
+
+// A failed command fails the broker Job (failed-command Fail, the default): its pods are never
+// restarted in place, and the pod failure policy fails the Job on the broker container's status
+// unless the pod was disrupted or the status is exitPodRetry. The option Complete, and a cluster
+// that runs until deleted, keep the operator's Job.
+func TestFailedCommandJob(t *testing.T) {
+	t.Parallel()
+	withAnnotation := func(v string) string {
+		return strings.Replace(helloWorld, "  name: flux-sample\n", "  name: flux-sample\n  annotations:\n    "+v1alpha2.FailedCommandAnnotation+": "+v+"\n", 1)
+	}
+	interactive := strings.Replace(helloWorld, "  size: 4\n", "  size: 4\n  interactive: true\n", 1)
+	wantPolicy := &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+		{Action: batchv1.PodFailurePolicyActionCount, OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}},
+		{Action: batchv1.PodFailurePolicyActionFailJob, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+			ContainerName: new("flux-sample"), Operator: batchv1.PodFailurePolicyOnExitCodesOpNotIn, Values: []int32{143},
+		}},
+	}}
+	for _, tc := range []struct {
+		name    string
+		doc     string
+		policy  *batchv1.PodFailurePolicy
+		restart corev1.RestartPolicy
+		message corev1.TerminationMessagePolicy
+	}{
+		{name: "default", doc: helloWorld, policy: wantPolicy, restart: corev1.RestartPolicyNever, message: corev1.TerminationMessageFallbackToLogsOnError},
+		{name: "Fail", doc: withAnnotation("Fail"), policy: wantPolicy, restart: corev1.RestartPolicyNever, message: corev1.TerminationMessageFallbackToLogsOnError},
+		{name: "Complete", doc: withAnnotation("Complete"), restart: corev1.RestartPolicyOnFailure},
+		{name: "interactive", doc: interactive, restart: corev1.RestartPolicyOnFailure},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := brokerJobOf(t, func() []Object { objs, _ := generate(t, tc.doc); return objs }())
+			if !equality.Semantic.DeepEqual(job.Spec.PodFailurePolicy, tc.policy) {
+				t.Errorf("podFailurePolicy %s, want %s", toJSON(t, job.Spec.PodFailurePolicy), toJSON(t, tc.policy))
+			}
+			pod := job.Spec.Template.Spec
+			if pod.RestartPolicy != tc.restart {
+				t.Errorf("restartPolicy %q, want %q", pod.RestartPolicy, tc.restart)
+			}
+			broker := pod.Containers[0]
+			if broker.TerminationMessagePolicy != tc.message {
+				t.Errorf("terminationMessagePolicy %q, want %q", broker.TerminationMessagePolicy, tc.message)
+			}
+			if tc.message != "" && broker.TerminationMessagePath != terminationLogPath {
+				t.Errorf("terminationMessagePath %q, want %q, where the broker script writes", broker.TerminationMessagePath, terminationLogPath)
+			}
+		})
+	}
+	if a, b := brokerJobOf(t, func() []Object { o, _ := generate(t, helloWorld); return o }()), brokerJobOf(t, func() []Object { o, _ := generate(t, withAnnotation("Complete")); return o }()); a.Name == b.Name {
+		t.Errorf("the option does not change the broker Job's name %s (its podFailurePolicy is immutable)", a.Name)
+	}
+}

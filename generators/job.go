@@ -36,6 +36,9 @@ func brokerJob(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) *batchv
 			job.Labels[k] = v
 		}
 	}
+	if failsOnCommand(mc, opts) {
+		job.Spec.PodFailurePolicy = brokerPodFailurePolicy(mc.Name)
+	}
 	job.Labels[LabelLifetime] = LifetimeCompletes
 	if reason := neverCompletes(mc); reason != "" {
 		job.Labels[LabelLifetime] = LifetimeUntilDeleted
@@ -49,12 +52,56 @@ func brokerJob(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) *batchv
 	return job
 }
 
+// exitPodRetry is the broker container's exit status that asks the Job for a new pod of its index
+// rather than to fail: 128+SIGTERM, what the broker script exits with when SIGTERM stopped it (its
+// pod is deleted or evicted, or its Job shrinks), and what a worker exits with when its broker
+// failed (e.g. it lost the main broker's pod). The pod failure policy counts it against
+// backoffLimit, as a pod failure is counted without one; any other non-zero status of the broker
+// container fails the Job.
+const exitPodRetry = 143
+
+// failsOnCommand says whether a failed command fails the broker Job (the failed-command option,
+// Fail by default): then the main broker's container exits with the command's status, the pods
+// are never restarted in place, and a pod failure policy fails the Job on that status. Only for a
+// Job that completes with its command: a cluster that runs until deleted runs none that ends it.
+func failsOnCommand(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) bool {
+	return opts.FailedCommand != v1alpha2.FailedCommandComplete && neverCompletes(mc) == ""
+}
+
+// brokerPodFailurePolicy fails the Job, once, when the broker container (named container) ends
+// with a status other than 0 and exitPodRetry: the main broker's failed command, or a broker
+// script that failed before its broker started (a setup error, which a new pod would repeat). A
+// pod that was evicted, preempted or lost with its node (condition DisruptionTarget) is counted
+// against backoffLimit and started again whatever its status, as without a policy; so is one that
+// failed in another container.
+func brokerPodFailurePolicy(container string) *batchv1.PodFailurePolicy {
+	return &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+		{
+			Action:          batchv1.PodFailurePolicyActionCount,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+		},
+		{
+			Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+				ContainerName: ptr.To(container),
+				Operator:      batchv1.PodFailurePolicyOnExitCodesOpNotIn,
+				Values:        []int32{exitPodRetry},
+			},
+		},
+	}}
+}
+
 // brokerPodTemplate is everything immutable about the broker Job; its hash names the Job.
 func brokerPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) corev1.PodTemplateSpec {
 	s := &mc.Spec
 	// Our labels win over spec.pod.labels: the Service and affinity select on them.
 	podLabels := copyInto(copyInto(copyInto(nil, s.Pod.Labels), labels(mc, ComponentBroker)), podSelector(mc))
 	spec := basePodSpec(mc)
+	if failsOnCommand(mc, opts) {
+		// A pod failure policy needs it; and a container restarted in place would run a failed
+		// command again.
+		spec.RestartPolicy = corev1.RestartPolicyNever
+	}
 	spec.Subdomain = n.Service
 	spec.SetHostnameAsFQDN = ptr.To(false)
 	spec.ShareProcessNamespace = ptr.To(s.ShareProcessNamespace)
@@ -162,6 +209,12 @@ func appContainer(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, i int, mcc v1
 		c.Command = []string{"/bin/bash", entrypointFile(WaitScriptKey(i))}
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volumeCurve, MountPath: CurveMountPath, ReadOnly: true})
 		c.StartupProbe = brokerStartupProbe()
+		if failsOnCommand(mc, opts) {
+			// The broker script writes why its command failed there; any other failure shows
+			// the log's last lines.
+			c.TerminationMessagePath = terminationLogPath
+			c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+		}
 	case !mcc.NoWrapEntrypoint:
 		c.Command = []string{"/bin/bash", entrypointFile(StartScriptKey(i))}
 	}

@@ -1,6 +1,10 @@
 package generators
 
-import "path"
+import (
+	"path"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // Every path inside the pods comes from this file: the mount points of the pod specs (job.go) and
 // the files the scripts read and write, which every script template gets as .Pod (a podLayout).
@@ -28,6 +32,10 @@ const (
 	// keygen writes the certificate into. A view image holds flux and its Python in viewImageLink.
 	ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 	keygenWorkDir     = "/keygen"
+
+	// terminationLogPath is the broker container's termination message file (Kubernetes' default
+	// path): why the main broker's command failed.
+	terminationLogPath = corev1.TerminationMessagePathDefault
 
 	// customScriptPath is where commands.script is written in a container.
 	customScriptPath = "/tmp/custom-entrypoint.sh"
@@ -58,6 +66,8 @@ type podLayout struct {
 	ViewImage     string // the view image's flux install (a link)
 	ViewImageDirs string // where that link points: <dir>/<hash>
 	CustomScript  string // commands.script, written by the script that runs it
+	// TerminationLog is the broker container's termination message file.
+	TerminationLog string
 
 	// The shared volume.
 	Base string // flux.container.mountPath
@@ -110,6 +120,7 @@ func newPodLayout(mountPath string) podLayout {
 		ViewImage:          viewImageLink,
 		ViewImageDirs:      viewImageDirs,
 		CustomScript:       customScriptPath,
+		TerminationLog:     terminationLogPath,
 
 		Base:           mountPath,
 		View:           path.Join(mountPath, "view"),

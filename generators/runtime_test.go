@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -433,10 +434,15 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 		// the time the lookup took, which must be at least 1.5 s (a busy machine adds to it).
 		slowLookup bool
 		reportEnd  string
+		// slowGetattr: flux getattr answers after 1.5 s, before the lookup: not DNS's time.
+		slowGetattr bool
 	}{
 		{index: 1, state: "join", want: "has not joined the main broker after 30s (broker state: join); flux keeps trying"},
 		{index: 1, state: "join", want: "has not joined the main broker after 30s (broker state: join); flux keeps trying",
 			parent: "tcp://127.0.0.1:1", report: "its parent broker is tcp://127.0.0.1:1; 127.0.0.1 resolves to 127.0.0.1 in this pod, and 127.0.0.1:1 does not take a TCP connection within 2 s."},
+		{index: 1, state: "join", want: "has not joined the main broker after 30s (broker state: join); flux keeps trying",
+			parent: "tcp://127.0.0.1:1", slowGetattr: true,
+			report: "its parent broker is tcp://127.0.0.1:1; 127.0.0.1 resolves to 127.0.0.1 in this pod, and 127.0.0.1:1 does not take a TCP connection within 2 s."},
 		{index: 1, state: "join", want: "has not joined the main broker after 30s (broker state: join); flux keeps trying",
 			parent: "tcp://no-such-broker.invalid:8050", report: "its parent broker is tcp://no-such-broker.invalid:8050; no-such-broker.invalid does not resolve in this pod."},
 		{index: 1, state: "join", want: "has not joined the main broker after 30s (broker state: join); flux keeps trying",
@@ -448,7 +454,11 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 		{index: 1, state: "run"},
 		{index: 0, state: "run"},
 	} {
-		t.Run(tc.state+tc.parent, func(t *testing.T) {
+		name := tc.state + tc.parent
+		if tc.slowGetattr {
+			name += "/slow getattr"
+		}
+		t.Run(name, func(t *testing.T) {
 			sb := newSandbox(t, caseNamed(t, "hello-world"))
 			sb.run(t, InitScriptKey, tc.index)
 			// A sleep that returns at once: the watchdog's one-second retries pass in moments.
@@ -480,7 +490,11 @@ func TestEntrypointRunJoinWarning(t *testing.T) {
 				// The real sleep: a worker's watchdog checks the marker only when its wait ends.
 				path = "/usr/bin:/bin"
 			}
-			cmd := sb.command(t, WaitScriptKey(0), tc.index, "FAKE_FLUX_RUN="+run, "FAKE_FLUX_STATE="+tc.state, "FAKE_FLUX_PARENT="+tc.parent, "PATH="+path)
+			env := []string{"FAKE_FLUX_RUN=" + run, "FAKE_FLUX_STATE=" + tc.state, "FAKE_FLUX_PARENT=" + tc.parent, "PATH=" + path}
+			if tc.slowGetattr {
+				env = append(env, "FAKE_FLUX_GETATTR_DELAY=1.5")
+			}
+			cmd := sb.command(t, WaitScriptKey(0), tc.index, env...)
 			stderr := startToFile(t, cmd)
 			// Until the warning appears (a busy machine starts processes slowly), then stop it.
 			deadline := time.Now().Add(60 * time.Second)
@@ -717,6 +731,88 @@ func TestBrokerCommandSplitting(t *testing.T) {
 				t.Errorf("the broker script splits it: %v, want %v (%v)\n%s", split, c.ok, err, output)
 			} else if !split && !strings.Contains(output, "cannot parse containers[0].command as a command line") {
 				t.Errorf("the script failed for another reason:\n%s", output)
+			}
+		})
+	}
+}
+
+// TestEntrypointRunFailedCommand: the main broker's script, with a fake flux whose start runs its
+// initial program, exits with the command's status and says why in its termination message; with
+// failed-command Complete it exits 0, as the operator's does.
+func TestEntrypointRunFailedCommand(t *testing.T) {
+	t.Parallel()
+	container := func(command string, set func(*v1alpha2.MiniClusterContainer)) func() *v1alpha2.MiniCluster {
+		return func() *v1alpha2.MiniCluster {
+			c := v1alpha2.MiniClusterContainer{Image: "ubuntu:noble", Command: command}
+			if set != nil {
+				set(&c)
+			}
+			mc := testMiniCluster(2, c)
+			mc.Spec.Logging.Quiet = true
+			return mc
+		}
+	}
+	batch := func(c *v1alpha2.MiniClusterContainer) { c.Batch = true }
+	for _, tc := range []struct {
+		name    string
+		mc      func() *v1alpha2.MiniCluster
+		option  v1alpha2.FailedCommand
+		waits   string // the statuses of the batch's flux job wait calls
+		code    int
+		message string // the termination message; "" when none is written
+		runs    int    // flux submit --watch calls (a submitted command)
+	}{
+		{name: "command fails", mc: container("sh -c 'exit 3'", nil), code: 3, message: "the command failed with exit status 3", runs: 1},
+		{name: "command succeeds", mc: container("true", nil), runs: 1},
+		{name: "command fails, option Complete", mc: container("sh -c 'exit 3'", nil), option: v1alpha2.FailedCommandComplete, runs: 1},
+		{name: "command ends as if stopped", mc: container("sh -c 'exit 143'", nil), code: 1,
+			message: "the command failed with exit status 143; the container exits 1 instead, as 143 would start this pod again", runs: 1},
+		{name: "launcher fails", mc: container("sh -c 'exit 4'", func(c *v1alpha2.MiniClusterContainer) { c.Launcher = true }), code: 4,
+			message: "the command failed with exit status 4"},
+		{name: "batch, one of three fails", mc: container("echo one\necho two\necho three", batch), waits: "0 1 0", code: 1,
+			message: "1 of the 3 batch jobs failed"},
+		{name: "batch, two of three fail", mc: container("echo one\necho two\necho three", batch), waits: "1 0 1", code: 2,
+			message: "2 of the 3 batch jobs failed"},
+		{name: "batch succeeds", mc: container("echo one\necho two\necho three", batch), waits: "0 0 0"},
+		{name: "batch fails, option Complete", mc: container("echo one\necho two\necho three", batch), option: v1alpha2.FailedCommandComplete, waits: "0 1 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := newSandbox(t, entrypointCase{name: tc.name, mc: tc.mc})
+			data, err := entrypointData(sb.mc, v1alpha2.Options{FailedCommand: tc.option}, sb.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb.data = data
+			waits := filepath.Join(sb.dir, "waits")
+			if err := os.WriteFile(waits, []byte(tc.waits+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sb.run(t, InitScriptKey, 0)
+			res := sb.runStatus(t, WaitScriptKey(0), 0, "FAKE_FLUX_INITIAL=1", "FAKE_FLUX_WAITS="+waits)
+			if res.code != tc.code {
+				t.Errorf("exit status %d, want %d\n%s", res.code, tc.code, res.output)
+			}
+			message, err := os.ReadFile(filepath.Join(sb.dir, "termination-log"))
+			switch {
+			case tc.message == "" && err == nil:
+				t.Errorf("termination message %q written, want none", message)
+			case tc.message != "" && strings.TrimSpace(string(message)) != tc.message:
+				t.Errorf("termination message %q (%v), want %q", message, err, tc.message)
+			case tc.message != "" && !strings.Contains(res.stderr, tc.message):
+				t.Errorf("the log does not say %q:\n%s", tc.message, res.output)
+			}
+			runs := 0
+			for _, call := range sb.fluxCalls(t) {
+				if call[0] == "submit" && slices.Contains(call, "--watch") {
+					runs++
+				}
+			}
+			if runs != tc.runs {
+				t.Errorf("the command was submitted %d times, want %d", runs, tc.runs)
+			}
+			// The post hook's place: the marker that this broker is done, failed command or not.
+			if _, err := os.Stat(newPodLayout(sb.mc.Spec.Flux.Container.MountPath).BrokerDone); err != nil {
+				t.Errorf("no broker-done marker: %v", err)
 			}
 		})
 	}

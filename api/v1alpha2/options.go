@@ -33,10 +33,14 @@ const (
 	// copied by the init container into the view volume as the operator does, or "ImageVolume",
 	// mounted read-only from an image volume of the view image (the node must support them).
 	ViewSourceAnnotation = OptionPrefix + "view-source"
+	// FailedCommandAnnotation says what a failed command does to the broker Job: "Fail" (default),
+	// it fails the Job, or "Complete", the Job completes whatever the command returned, as with the
+	// operator.
+	FailedCommandAnnotation = OptionPrefix + "failed-command"
 )
 
 // knownOptions are the keys ParseOptions reads, as its error for an unknown key lists them.
-var knownOptions = []string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation, CurveKindAnnotation, ViewMediumAnnotation, ViewSourceAnnotation}
+var knownOptions = []string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation, CurveKindAnnotation, ViewMediumAnnotation, ViewSourceAnnotation, FailedCommandAnnotation}
 
 // ViewSource is how the broker containers get the flux view.
 type ViewSource string
@@ -48,6 +52,18 @@ const (
 	// later, 1.33 and 1.34 with the ImageVolume feature gate, and a runtime that mounts them, such
 	// as containerd 2.1 or later); nothing is copied.
 	ViewSourceImageVolume ViewSource = "ImageVolume"
+)
+
+// FailedCommand is what a failed command of the main broker does to the broker Job.
+type FailedCommand string
+
+const (
+	// FailedCommandFail: the main broker's container exits with the command's status and the Job
+	// fails, once.
+	FailedCommandFail FailedCommand = "Fail"
+	// FailedCommandComplete: the broker script goes on after a failed command and exits 0, so the
+	// Job completes, as the operator's does.
+	FailedCommandComplete FailedCommand = "Complete"
 )
 
 // ViewMedium is the medium of the broker pods' view volume.
@@ -91,13 +107,16 @@ type Options struct {
 	ViewMedium ViewMedium `json:"-"`
 	// ViewSource is not hashed either: it changes the pod template's volumes and the init script.
 	ViewSource ViewSource `json:"-"`
+	// FailedCommand is not hashed either: it changes the broker script and the pod template's
+	// restartPolicy, which are. The zero value is FailedCommandFail.
+	FailedCommand FailedCommand `json:"-"`
 }
 
 // ParseOptions reads our annotations. Unknown keys under OptionPrefix are errors: a typo in an
 // option must not silently fall back to a default.
 func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 	var errs field.ErrorList
-	opts := Options{JobNaming: JobNamingHash, CurveKind: CurveKindSecret, ViewSource: ViewSourceCopy}
+	opts := Options{JobNaming: JobNamingHash, CurveKind: CurveKindSecret, ViewSource: ViewSourceCopy, FailedCommand: FailedCommandFail}
 	base := field.NewPath("metadata", "annotations")
 	keys := make([]string, 0, len(m.Annotations))
 	for k := range m.Annotations {
@@ -131,6 +150,8 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 			errs = append(errs, setOneOf(&opts.ViewMedium, p, v, ViewMediumMemory, ViewMediumDisk)...)
 		case ViewSourceAnnotation:
 			errs = append(errs, setOneOf(&opts.ViewSource, p, v, ViewSourceCopy, ViewSourceImageVolume)...)
+		case FailedCommandAnnotation:
+			errs = append(errs, setOneOf(&opts.FailedCommand, p, v, FailedCommandFail, FailedCommandComplete)...)
 		default:
 			errs = append(errs, field.Invalid(p, v, "unknown option; known options are "+strings.Join(knownOptions, ", ")))
 		}

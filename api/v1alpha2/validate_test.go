@@ -438,3 +438,26 @@ func TestImageReferences(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedCommandOption: a failed command fails the Job unless the option says Complete,
+// spelled so.
+func TestFailedCommandOption(t *testing.T) {
+	const field = "metadata.annotations[minicluster-fn.dev/failed-command]"
+	for name, tc := range map[string]struct {
+		annotations string
+		want        FailedCommand
+		errAt       string
+	}{
+		"default":    {"", FailedCommandFail, ""},
+		"Fail":       {"minicluster-fn.dev/failed-command: Fail", FailedCommandFail, ""},
+		"Complete":   {"minicluster-fn.dev/failed-command: Complete", FailedCommandComplete, ""},
+		"lower case": {"minicluster-fn.dev/failed-command: complete", FailedCommandFail, field},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := optionsOf(t, tc.annotations, tc.errAt)
+			if opts.FailedCommand != tc.want {
+				t.Errorf("FailedCommand = %q, want %q", opts.FailedCommand, tc.want)
+			}
+		})
+	}
+}

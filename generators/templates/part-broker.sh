@@ -9,7 +9,7 @@ broker_pid=""
 signalled=""
 on_signal() {
   if [[ -z "${broker_pid}" ]]; then
-    exit 143
+    exit {{.ExitPodRetry}}
   fi
   signalled=1
 {{- if .Persistent}}
@@ -61,12 +61,14 @@ run_broker() {
 {{- end}}
   kill "${watcher}" 2> /dev/null || true
   wait "${watcher}" 2> /dev/null || true
-  # Stopped by a signal (the pod is deleted, evicted or its Job shrinks): exit 143 whatever the
-  # broker's status. A pod that ends with 0 counts as a completed index of the Indexed Job, which
-  # is then never replaced: a deleted broker pod of a persistent cluster would not come back.
+  # Stopped by a signal (the pod is deleted, evicted or its Job shrinks): exit {{.ExitPodRetry}} (128+SIGTERM)
+  # whatever the broker's status. A pod that ends with 0 counts as a completed index of the
+  # Indexed Job, which is then never replaced: a deleted broker pod of a persistent cluster would
+  # not come back. And {{.ExitPodRetry}} is the status that the Job's pod failure policy, if it has one,
+  # counts as a pod to start again rather than a failed command.
   if [[ -n "${signalled}" ]]; then
-    echo "${host}: stopped by SIGTERM; the broker exited with ${status}; exiting 143" >&2
-    exit 143
+    echo "${host}: stopped by SIGTERM; the broker exited with ${status}; exiting {{.ExitPodRetry}}" >&2
+    exit {{.ExitPodRetry}}
   fi
   return "${status}"
 }

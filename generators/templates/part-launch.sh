@@ -15,13 +15,20 @@ shell_words() {
 }
 
 {{end -}}
+{{if .FailWithCommand -}}
+# The status of the main broker's command (flux start returns its initial program's).
+command_status=0
+{{end -}}
 if [[ "${index}" == "0" ]]; then
 {{- if .Batch}}
   # Batch mode: the command's lines become a batch script that flux batch runs. Written through
   # an unquoted here-document: $VAR and \$VAR mean what they meant in the operator's echo "...".
   rm -f flux-job.batch
+{{- if and .FailWithCommand (not .Batch.Raw)}}
+  {
+{{- end}}
   # shellcheck disable=SC2154,SC2016 # user text: variables of the broker's environment
-  cat > flux-job.batch <<{{.Batch.Delimiter}}
+  cat {{- if not (and .FailWithCommand (not .Batch.Raw))}} > flux-job.batch{{end}} <<{{.Batch.Delimiter}}
 #!/bin/bash
 {{- if .Batch.Raw}}
 {{- range .Batch.Lines}}
@@ -35,6 +42,24 @@ flux queue idle
 flux jobs -a
 {{- end}}
 {{.Batch.Delimiter}}
+{{- if and .FailWithCommand (not .Batch.Raw)}}
+  # Every job above is waitable: the batch job's exit status is the number that failed (at most
+  # {{.BatchNotRun}}), which flux job status passes on to the main broker.
+  cat <<'{{.Batch.Delimiter}}'
+failed=0
+for ((i = 0; i < {{len .Batch.Lines}}; i++)); do
+  status=0
+  flux job wait > /dev/null || status=$?
+  case "${status}" in
+    0) ;;
+    2) break ;;
+    *) failed=$((failed + 1)) ;;
+  esac
+done
+exit $((failed < {{.BatchNotRun}} ? failed : {{.BatchNotRun}}))
+{{.Batch.Delimiter}}
+  } > flux-job.batch
+{{- end}}
   chmod +x flux-job.batch
 {{- end}}
 {{- template "hook" .Hooks.BrokerPre}}
@@ -72,7 +97,13 @@ flux jobs -a
   cat flux-job.batch
 {{- end}}
   # shellcheck disable=SC2016 # "$@" is expanded by sh -c
+{{- if .FailWithCommand}}
+  # flux job status exits with the batch job's status{{if not .Batch.Raw}}, the number of its jobs that failed{{end}};
+  # with {{.BatchNotRun}} when flux batch fails or the batch job ends with an exception.
+  job=({{with .Prefix}}{{.}} {{end}}sh -c 'id=$(flux batch "$@" ./flux-job.batch) || exit {{.BatchNotRun}}; flux job status -e {{.BatchNotRun}} "${id}"' sh "${flags[@]}")
+{{- else}}
   job=({{with .Prefix}}{{.}} {{end}}sh -c 'flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all' sh "${flags[@]}")
+{{- end}}
 {{- else}}
 
   # Split the command into words (see above), without running it.
@@ -101,7 +132,7 @@ ${command}
 {{- if not .Quiet}}
   echo "{{if .Batch}}Batch{{else if .Launcher}}Launcher{{else}}Submit{{end}} mode: $(shell_words "${broker[@]}" "${job[@]}")"
 {{- end}}
-  run_broker {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxstart wall time %E" {{end}}"${broker[@]}" {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxsubmit wall time %E" {{end}}"${job[@]}"{{if and .Batch .Quiet}} > /dev/null 2>&1{{end}}
+  run_broker {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxstart wall time %E" {{end}}"${broker[@]}" {{if .Timed}}/usr/bin/time -f "FLUXTIME fluxsubmit wall time %E" {{end}}"${job[@]}"{{if and .Batch .Quiet}} > /dev/null 2>&1{{end}}{{if .FailWithCommand}} || command_status=$?{{end}}
 {{- end}}
 else
 {{- template "hook" .Hooks.WorkerPre}}
@@ -134,8 +165,15 @@ else
     echo "The follower worker exited with ${retval}; not retrying (completeWorkers)."
 {{- else}}
   else
+{{- if .FailWithCommand}}
+    # Not the command: the Job starts this pod again (its pod failure policy fails the Job only
+    # on the main broker's failed command).
+    echo "The follower worker exited with ${retval}; exiting {{.ExitPodRetry}}, so that the Job starts this pod again." >&2
+    exit {{.ExitPodRetry}}
+{{- else}}
     echo "The follower worker exited with ${retval}." >&2
     exit "${retval}"
+{{- end}}
 {{- end}}
   fi
 fi

@@ -28,6 +28,10 @@ fi
 {{template "broker-process" .}}
 
 {{template "join-watchdog" .}}
+{{- if .FailWithCommand}}
+
+{{template "failed-command" .}}
+{{- end}}
 {{- template "hook" .Hooks.Init}}
 
 {{template "view" .}}
@@ -131,3 +135,8 @@ fi
 
 # Marker: this broker is done.
 touch {{shq .Pod.BrokerDone}}
+{{- if .FailWithCommand}}
+if [[ "${command_status}" -ne 0 ]]; then
+  command_failed "${command_status}"
+fi
+{{- end}}

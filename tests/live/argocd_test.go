@@ -72,6 +72,11 @@ type argocdResource struct {
 	Name            string `json:"name"`
 	Status          string `json:"status"`
 	RequiresPruning bool   `json:"requiresPruning"`
+	// Health is there only where Argo CD keeps resources' health in the Application.
+	Health *struct {
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	} `json:"health"`
 }
 
 func getApplication(t *testing.T) argocdApplication {
@@ -425,6 +430,53 @@ func argocdDelete(t *testing.T, a *argocdTest, other string) {
 		a.setup, argocdApp, time.Since(pushed).Seconds(), other)
 }
 
+// argocdFailedCommand: the example's command (now command) made to fail: its broker Job fails, and
+// the Application is Degraded, naming the Job. Then the command is put back, and the Application
+// is Healthy again.
+func argocdFailedCommand(t *testing.T, a *argocdTest, command string) {
+	t.Helper()
+	a.repo.replace(t, a.appFile, "command: "+command, "command: sh -c 'exit 3'")
+	rev := a.repo.push(t, "A command that fails")
+	pushed := time.Now()
+	refresh(t)
+	var app argocdApplication
+	var failed string
+	took := waitFor(t, "Application "+argocdApp+" Degraded by the failed Job", argocdStepLimit, func() (bool, string, error) {
+		if err := getObject(&app, argocdNamespace, "applications", argocdApp); err != nil {
+			return false, "", err
+		}
+		var l jobList
+		if err := listObjects(&l, argocdTarget, "jobs", selector(argocdApp, "broker")); err != nil {
+			return false, "", err
+		}
+		for _, j := range l.Items {
+			if s, _ := j.condition("Failed"); s == "True" {
+				failed = j.Metadata.Name
+			}
+		}
+		if failed == "" || app.Status.Sync.Revision != rev || app.Status.Health.Status != "Degraded" {
+			return false, app.state(), nil
+		}
+		// The Job is named in the Application's health message, or in its resource's health.
+		r, _ := app.resource("Job", failed)
+		named := strings.Contains(app.Status.Health.Message, failed) || (r.Health != nil && r.Health.Status == "Degraded")
+		return named, app.state(), nil
+	})
+	var j job
+	if err := getObject(&j, argocdTarget, "jobs", failed); err != nil {
+		t.Fatal(err)
+	}
+	if _, why := j.condition("Failed"); !strings.Contains(why, "exit code 3") {
+		t.Errorf("Job %s's Failed condition does not name the exit code 3: %q", failed, why)
+	}
+	t.Logf("%s: the Application was Degraded %.1fs after the refresh, naming Job %s: %s", a.setup, took.Seconds(), failed, app.state())
+	a.repo.replace(t, a.appFile, "command: sh -c 'exit 3'", "command: "+command)
+	rev = a.repo.push(t, "The command fixed")
+	refresh(t)
+	_, took = synced(t, rev)
+	t.Logf("%s: Healthy again %.1fs after the fix (%.1fs after the failing push)", a.setup, took.Seconds(), time.Since(pushed).Seconds())
+}
+
 // addPersistent adds a persistent MiniCluster (size 2, until deleted) to the Application's
 // kustomization, as a user adds a second MiniCluster, and pushes it.
 func addPersistent(t *testing.T, a *argocdTest, name string) string {
@@ -495,6 +547,7 @@ func TestArgoCDLiveKustomizeExec(t *testing.T) {
 	})
 
 	t.Run("edit the command", func(t *testing.T) { argocdEdit(t, a, first) })
+	t.Run("failed command", func(t *testing.T) { argocdFailedCommand(t, a, "echo hello argocd-edit") })
 
 	t.Run("self-healing", func(t *testing.T) {
 		// selfHeal: true, as the examples set it: the headless Service and the broker Job of the
@@ -641,6 +694,7 @@ func TestArgoCDLiveCMP(t *testing.T) {
 		t.Errorf("the plugin server's log shows no manifest generation since the Application was applied:\n%s", plugin)
 	}
 	t.Run("edit the command", func(t *testing.T) { argocdEdit(t, a, first) })
+	t.Run("failed command", func(t *testing.T) { argocdFailedCommand(t, a, "echo hello argocd-edit") })
 	t.Run("delete a MiniCluster", func(t *testing.T) {
 		synced(t, addPersistent(t, a, persistent))
 		argocdDelete(t, a, persistent)

@@ -581,10 +581,10 @@ func TestFluxCDLiveFaults(t *testing.T) {
 
 	t.Run("failing command", func(t *testing.T) {
 		const failing = "failing"
-		// logging.strict (set -e in the broker script) makes the lead broker's pod fail with the
-		// command, as with the operator; without it the script goes on and the pod succeeds.
-		mc := strings.Replace(helloMiniCluster(failing, "sh -c 'exit 3'"), "    quiet: true\n", "    quiet: true\n    strict: true\n", 1)
-		repo.write(t, "hpc/"+failing+".yaml", strings.Replace(mc, "  size: 2\n", "  size: 2\n  backoffLimit: 1\n", 1))
+		// A failed command fails its Job, once (no logging.strict, no backoffLimit needed): the
+		// main broker's container exits with the command's status, and the Job's pod failure
+		// policy fails it.
+		repo.write(t, "hpc/"+failing+".yaml", helloMiniCluster(failing, "sh -c 'exit 3'"))
 		rev := repo.commit(t, "A command that fails")
 		var k kustomization
 		took := waitFor(t, "Kustomization miniclusters-"+failing+" reports the failed Job", repo.timeout+fluxcdStepLimit, func() (bool, string, error) {
@@ -599,6 +599,12 @@ func TestFluxCDLiveFaults(t *testing.T) {
 		msg := k.condition("Ready").Message
 		if !strings.Contains(msg, "Job/"+target+"/"+j.Metadata.Name) || !strings.Contains(msg, "Failed") {
 			t.Errorf("the Kustomization's message does not name the failed Job %s:\n%s", j.Metadata.Name, msg)
+		}
+		if took >= repo.timeout {
+			t.Errorf("Flux CD reported the failed Job %.1fs after the push, not within its health check timeout %s", took.Seconds(), repo.timeout)
+		}
+		if s, why := j.condition("Failed"); s != "True" || !strings.Contains(why, "exit code 3") {
+			t.Errorf("Job %s: Failed=%s %q, want the exit code 3 named", j.Metadata.Name, s, why)
 		}
 		t.Logf("Flux CD reported the failed Job %.1fs after the push (timeout %s): %s", took.Seconds(), repo.timeout, msg)
 		if err := os.Remove(filepath.Join(repo.dir, "hpc", failing+".yaml")); err != nil {

@@ -272,6 +272,7 @@ type containerStatus struct {
 		Terminated *struct {
 			ExitCode int    `json:"exitCode"`
 			Reason   string `json:"reason"`
+			Message  string `json:"message"`
 		} `json:"terminated"`
 		Waiting *struct {
 			Reason  string `json:"reason"`

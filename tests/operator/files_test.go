@@ -145,6 +145,8 @@ var fileRules = []fileRule{
 		return ok && !strings.Contains(lead, "[") && rest == d.operator
 	}),
 	fr("E-blank-lines", equivalent, `/tmp/flux-job\.batch`, `content blank lines`, nil),
+	// A failed command fails the Job: the batch script ends by counting its failed jobs.
+	fr("D-failed-command", deliberate, `/tmp/flux-job\.batch`, `content failed jobs counted`, nil),
 	// The marker the broker script writes once its broker runs, for the startupProbe.
 	fr("D-readiness", deliberate, `.*/config/run/joined`, `exists`, onlyOurs),
 	// A worker's broker writes that marker itself: the hook its rc1 runs (FLUX_RC_EXTRA).
@@ -320,6 +322,12 @@ func diffContent(t *testing.T, p string, op, ours []byte) []fileDiff {
 		// Blank lines mean nothing to bash (the operator's template leaves some).
 		if slices.Equal(nonBlankLines(op), nonBlankLines(ours)) {
 			return []fileDiff{{path: p, aspect: "content blank lines", operator: string(op), ours: string(ours)}}
+		}
+		// D-failed-command: ours goes on where the operator's ends, counting the jobs that failed
+		// (flux job wait) into its exit status.
+		a, b := nonBlankLines(op), nonBlankLines(ours)
+		if len(b) > len(a) && slices.Equal(a, b[:len(a)]) && b[len(a)] == "failed=0" && strings.HasPrefix(b[len(b)-1], "exit $((failed") {
+			return []fileDiff{{path: p, aspect: "content failed jobs counted", operator: string(op), ours: string(ours)}}
 		}
 	case "flux-view.sh":
 		a, b := sourcedEnv(t, op), sourcedEnv(t, ours)

@@ -114,6 +114,11 @@ var rules = []rule{
 	r("D-readiness", deliberate, roleEntrypoint, `\.data\.broker-ready\.sh`).when(absentInOperator),
 	// Containers mount the view's software/ from the shared volume instead of a second copy.
 	r("D-view-subpath", deliberate, roleBroker, container+`\.volumeMounts\[flux-view\]\.subPath`).when(absentInOperator),
+	// A failed command fails the broker Job, once (option failed-command, Fail by default): a pod
+	// failure policy, restartPolicy Never, and the broker container's termination message.
+	r("D-failed-command", deliberate, roleBroker, `\.spec\.podFailurePolicy\..*`).when(absentInOperator),
+	r("D-failed-command", deliberate, roleBroker, podSpec+`\.restartPolicy`).when(func(op, ours any) bool { return op == "OnFailure" && ours == "Never" }),
+	r("D-failed-command", deliberate, roleBroker, container+`\.terminationMessage(?:Path|Policy)`).when(absentInOperator),
 	// network.disableAffinity also dropped the user's pod.nodeAffinity in the operator.
 	r("F-node-affinity-dropped", bugFixed, roleBroker, podSpec+`\.affinity\.nodeAffinity\..*`).when(absentInOperator),
 }

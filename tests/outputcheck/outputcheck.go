@@ -70,6 +70,7 @@ func Check(m Manifests, o Options) []error {
 		c.bashSyntax()
 	}
 	c.brokerConfig(o)
+	c.podFailurePolicy()
 	c.access()
 	c.curveHygiene()
 	return c.errs
@@ -134,6 +135,37 @@ func (c *checker) findBroker() {
 	}
 	if len(pod.InitContainers) == 0 && !strings.Contains(c.entrypoint.Data[path.Base(runner.Command[1])], "/bin/bash "+dir+"/"+initScriptKey+";") {
 		c.errorf("Job/%s: the pod has no init container, and its broker script %s does not run %s", c.job.Name, path.Base(runner.Command[1]), initScriptKey)
+	}
+}
+
+// podFailurePolicy checks what the API server requires of a Job's pod failure policy: the pods'
+// restartPolicy is Never, every rule names a container of the pod, and the exit codes of a rule
+// are sorted and unique (at most 255, no 0 with In).
+func (c *checker) podFailurePolicy() {
+	pfp := c.job.Spec.PodFailurePolicy
+	if pfp == nil {
+		return
+	}
+	pod := &c.job.Spec.Template.Spec
+	if pod.RestartPolicy != corev1.RestartPolicyNever {
+		c.errorf("Job/%s: a podFailurePolicy needs restartPolicy Never, the pods have %q", c.job.Name, pod.RestartPolicy)
+	}
+	for i, r := range pfp.Rules {
+		if (r.OnExitCodes == nil) == (len(r.OnPodConditions) == 0) {
+			c.errorf("Job/%s: podFailurePolicy rule %d must have onExitCodes or onPodConditions, not both or neither", c.job.Name, i)
+			continue
+		}
+		e := r.OnExitCodes
+		if e == nil {
+			continue
+		}
+		if name := e.ContainerName; name != nil && !slices.ContainsFunc(slices.Concat(pod.InitContainers, pod.Containers), func(ctr corev1.Container) bool { return ctr.Name == *name }) {
+			c.errorf("Job/%s: podFailurePolicy rule %d names container %q, which the pod does not have", c.job.Name, i, *name)
+		}
+		if len(e.Values) == 0 || len(e.Values) > 255 || !slices.IsSorted(e.Values) || len(slices.Compact(slices.Clone(e.Values))) != len(e.Values) ||
+			(e.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn && slices.Contains(e.Values, 0)) {
+			c.errorf("Job/%s: podFailurePolicy rule %d has exit codes %v: want 1 to 255 sorted, unique values (no 0 with In)", c.job.Name, i, e.Values)
+		}
 	}
 }
 

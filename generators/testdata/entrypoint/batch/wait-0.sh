@@ -45,9 +45,11 @@ run_broker() {
   wait "${broker_pid}" || status=$?
   kill "${watcher}" 2> /dev/null || true
   wait "${watcher}" 2> /dev/null || true
-  # Stopped by a signal (the pod is deleted, evicted or its Job shrinks): exit 143 whatever the
-  # broker's status. A pod that ends with 0 counts as a completed index of the Indexed Job, which
-  # is then never replaced: a deleted broker pod of a persistent cluster would not come back.
+  # Stopped by a signal (the pod is deleted, evicted or its Job shrinks): exit 143 (128+SIGTERM)
+  # whatever the broker's status. A pod that ends with 0 counts as a completed index of the
+  # Indexed Job, which is then never replaced: a deleted broker pod of a persistent cluster would
+  # not come back. And 143 is the status that the Job's pod failure policy, if it has one,
+  # counts as a pod to start again rather than a failed command.
   if [[ -n "${signalled}" ]]; then
     echo "${host}: stopped by SIGTERM; the broker exited with ${status}; exiting 143" >&2
     exit 143
@@ -101,7 +103,7 @@ JOINED
 # lookup that takes over a second is named too: the broker looks its parent's name up again on
 # every retry, so DNS that answers slowly or drops queries delays its joining by as much.
 parent_report() {
-  local uri name port addr="" reach slow="" started="${EPOCHREALTIME:-}" ms
+  local uri name port addr="" reach slow="" started ms
   uri="$(FLUX_URI=local:///mnt/flux/config/run/flux/local flux getattr tbon.parent-endpoint 2> /dev/null)" || return 0
   if [[ "${uri}" != tcp://*:* ]]; then
     return 0
@@ -113,6 +115,8 @@ parent_report() {
     echo "${host}: its parent broker is ${uri}."
     return 0
   fi
+  # The lookup alone is timed: flux getattr above is a process start too, slow on a busy node.
+  started="${EPOCHREALTIME:-}"
   started="${started//[!0-9]/}"
   addr="$(getent hosts "${name}" 2> /dev/null)" || addr=""
   addr="${addr%%[[:space:]]*}"
@@ -178,6 +182,29 @@ watch_join() {
       parent_report >&2
     fi
   done
+}
+
+# command_failed ends the main broker's container after its command failed; $1 is the status flux
+# start returned, its initial program's. The container exits with it, and the Job's pod failure
+# policy fails the Job, naming the status in its condition; the termination message (kubectl
+# describe pod, kubectl get pod -o yaml) says what failed.
+command_failed() {
+  local status=$1 code=$1 message
+  # The batch job's status is the number of its jobs that failed, at most 255; 255 also
+  # when flux batch failed or the batch job ended with an exception.
+  if ((status > 4)); then
+    message="the batch job failed (exit status ${status}; see the log)"
+  else
+    message="${status} of the 4 batch jobs failed"
+  fi
+  if ((status == 143)); then
+    # The pod failure policy reads 143 as a pod stopped from outside and starts it again.
+    code=1
+    message+="; the container exits ${code} instead, as ${status} would start this pod again"
+  fi
+  echo "${host}: ${message}" >&2
+  printf '%s\n' "${message}" > /dev/termination-log 2> /dev/null || true
+  exit "${code}"
 }
 
 # The shared volume, the flux view (copied there by the init container) and the config tree. The
@@ -301,12 +328,15 @@ brokerOptions=(
   -Slog-stderr-mode=local
 )
 
+# The status of the main broker's command (flux start returns its initial program's).
+command_status=0
 if [[ "${index}" == "0" ]]; then
   # Batch mode: the command's lines become a batch script that flux batch runs. Written through
   # an unquoted here-document: $VAR and \$VAR mean what they meant in the operator's echo "...".
   rm -f flux-job.batch
+  {
   # shellcheck disable=SC2154,SC2016 # user text: variables of the broker's environment
-  cat > flux-job.batch <<MINICLUSTER_FN_EOF_1
+  cat <<MINICLUSTER_FN_EOF_1
 #!/bin/bash
 flux submit --flags waitable --error=/tmp/fluxout/job-0.err --output=/tmp/fluxout/job-0.out echo hello world 1
 flux submit --flags waitable --error=/tmp/fluxout/job-1.err --output=/tmp/fluxout/job-1.out echo "hello world 2"
@@ -315,6 +345,22 @@ flux submit --flags waitable --error=/tmp/fluxout/job-4.err --output=/tmp/fluxou
 flux queue idle
 flux jobs -a
 MINICLUSTER_FN_EOF_1
+  # Every job above is waitable: the batch job's exit status is the number that failed (at most
+  # 255), which flux job status passes on to the main broker.
+  cat <<'MINICLUSTER_FN_EOF_1'
+failed=0
+for ((i = 0; i < 4; i++)); do
+  status=0
+  flux job wait > /dev/null || status=$?
+  case "${status}" in
+    0) ;;
+    2) break ;;
+    *) failed=$((failed + 1)) ;;
+  esac
+done
+exit $((failed < 255 ? failed : 255))
+MINICLUSTER_FN_EOF_1
+  } > flux-job.batch
   chmod +x flux-job.batch
 
   # The broker; the job below is its initial program, and the instance ends when the job does.
@@ -323,7 +369,9 @@ MINICLUSTER_FN_EOF_1
   # Flags of flux submit / flux batch.
   flags=(-n1)
   # shellcheck disable=SC2016 # "$@" is expanded by sh -c
-  job=(sh -c 'flux batch "$@" --flags waitable ./flux-job.batch && flux job wait --all' sh "${flags[@]}")
+  # flux job status exits with the batch job's status, the number of its jobs that failed;
+  # with 255 when flux batch fails or the batch job ends with an exception.
+  job=(sh -c 'id=$(flux batch "$@" ./flux-job.batch) || exit 255; flux job status -e 255 "${id}"' sh "${flags[@]}")
 
   # The initial program returns only after every job it submitted has ended.
   # So the instance has no job left then for flux-core's cleanup commands to stop (queue stop,
@@ -331,7 +379,7 @@ MINICLUSTER_FN_EOF_1
   # only delay the Job's completion. With FLUX_DISABLE_JOB_CLEANUP set, rc1 pushes none; the job does not inherit it.
   broker=(env FLUX_DISABLE_JOB_CLEANUP=t "${broker[@]}")
   job=(env -u FLUX_DISABLE_JOB_CLEANUP "${job[@]}")
-  run_broker "${broker[@]}" "${job[@]}" > /dev/null 2>&1
+  run_broker "${broker[@]}" "${job[@]}" > /dev/null 2>&1 || command_status=$?
 else
 
   # Workers join the main broker. flux retries the connection by itself until the main broker
@@ -344,8 +392,10 @@ else
   if [[ "${retval}" -eq 0 ]]; then
     echo "The follower worker exited cleanly. Goodbye!"
   else
-    echo "The follower worker exited with ${retval}." >&2
-    exit "${retval}"
+    # Not the command: the Job starts this pod again (its pod failure policy fails the Job only
+    # on the main broker's failed command).
+    echo "The follower worker exited with ${retval}; exiting 143, so that the Job starts this pod again." >&2
+    exit 143
   fi
 fi
 
@@ -355,3 +405,6 @@ cat /tmp/fluxout/job-0.out
 
 # Marker: this broker is done.
 touch /mnt/flux/flux-operator-complete.txt
+if [[ "${command_status}" -ne 0 ]]; then
+  command_failed "${command_status}"
+fi

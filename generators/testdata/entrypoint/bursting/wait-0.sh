@@ -45,9 +45,11 @@ run_broker() {
   wait "${broker_pid}" || status=$?
   kill "${watcher}" 2> /dev/null || true
   wait "${watcher}" 2> /dev/null || true
-  # Stopped by a signal (the pod is deleted, evicted or its Job shrinks): exit 143 whatever the
-  # broker's status. A pod that ends with 0 counts as a completed index of the Indexed Job, which
-  # is then never replaced: a deleted broker pod of a persistent cluster would not come back.
+  # Stopped by a signal (the pod is deleted, evicted or its Job shrinks): exit 143 (128+SIGTERM)
+  # whatever the broker's status. A pod that ends with 0 counts as a completed index of the
+  # Indexed Job, which is then never replaced: a deleted broker pod of a persistent cluster would
+  # not come back. And 143 is the status that the Job's pod failure policy, if it has one,
+  # counts as a pod to start again rather than a failed command.
   if [[ -n "${signalled}" ]]; then
     echo "${host}: stopped by SIGTERM; the broker exited with ${status}; exiting 143" >&2
     exit 143
@@ -101,7 +103,7 @@ JOINED
 # lookup that takes over a second is named too: the broker looks its parent's name up again on
 # every retry, so DNS that answers slowly or drops queries delays its joining by as much.
 parent_report() {
-  local uri name port addr="" reach slow="" started="${EPOCHREALTIME:-}" ms
+  local uri name port addr="" reach slow="" started ms
   uri="$(FLUX_URI=local:///mnt/flux/config/run/flux/local flux getattr tbon.parent-endpoint 2> /dev/null)" || return 0
   if [[ "${uri}" != tcp://*:* ]]; then
     return 0
@@ -113,6 +115,8 @@ parent_report() {
     echo "${host}: its parent broker is ${uri}."
     return 0
   fi
+  # The lookup alone is timed: flux getattr above is a process start too, slow on a busy node.
+  started="${EPOCHREALTIME:-}"
   started="${started//[!0-9]/}"
   addr="$(getent hosts "${name}" 2> /dev/null)" || addr=""
   addr="${addr%%[[:space:]]*}"
@@ -178,6 +182,23 @@ watch_join() {
       parent_report >&2
     fi
   done
+}
+
+# command_failed ends the main broker's container after its command failed; $1 is the status flux
+# start returned, its initial program's. The container exits with it, and the Job's pod failure
+# policy fails the Job, naming the status in its condition; the termination message (kubectl
+# describe pod, kubectl get pod -o yaml) says what failed.
+command_failed() {
+  local status=$1 code=$1 message
+  message="the command failed with exit status ${status}"
+  if ((status == 143)); then
+    # The pod failure policy reads 143 as a pod stopped from outside and starts it again.
+    code=1
+    message+="; the container exits ${code} instead, as ${status} would start this pod again"
+  fi
+  echo "${host}: ${message}" >&2
+  printf '%s\n' "${message}" > /dev/termination-log 2> /dev/null || true
+  exit "${code}"
 }
 
 # The shared volume, the flux view (copied there by the init container) and the config tree. The
@@ -322,6 +343,8 @@ shell_words() {
   printf '%s\n' "${line}"
 }
 
+# The status of the main broker's command (flux start returns its initial program's).
+command_status=0
 if [[ "${index}" == "0" ]]; then
 
   echo "Command provided is: ${command}"
@@ -350,7 +373,7 @@ ${command}
   broker=(env FLUX_DISABLE_JOB_CLEANUP=t "${broker[@]}")
   job=(env -u FLUX_DISABLE_JOB_CLEANUP "${job[@]}")
   echo "Submit mode: $(shell_words "${broker[@]}" "${job[@]}")"
-  run_broker "${broker[@]}" "${job[@]}"
+  run_broker "${broker[@]}" "${job[@]}" || command_status=$?
 else
 
   # Workers join the main broker. flux retries the connection by itself until the main broker
@@ -364,10 +387,15 @@ else
   if [[ "${retval}" -eq 0 ]]; then
     echo "The follower worker exited cleanly. Goodbye!"
   else
-    echo "The follower worker exited with ${retval}." >&2
-    exit "${retval}"
+    # Not the command: the Job starts this pod again (its pod failure policy fails the Job only
+    # on the main broker's failed command).
+    echo "The follower worker exited with ${retval}; exiting 143, so that the Job starts this pod again." >&2
+    exit 143
   fi
 fi
 
 # Marker: this broker is done.
 touch /mnt/flux/flux-operator-complete.txt
+if [[ "${command_status}" -ne 0 ]]; then
+  command_failed "${command_status}"
+fi

@@ -45,9 +45,11 @@ run_broker() {
   wait "${broker_pid}" || status=$?
   kill "${watcher}" 2> /dev/null || true
   wait "${watcher}" 2> /dev/null || true
-  # Stopped by a signal (the pod is deleted, evicted or its Job shrinks): exit 143 whatever the
-  # broker's status. A pod that ends with 0 counts as a completed index of the Indexed Job, which
-  # is then never replaced: a deleted broker pod of a persistent cluster would not come back.
+  # Stopped by a signal (the pod is deleted, evicted or its Job shrinks): exit 143 (128+SIGTERM)
+  # whatever the broker's status. A pod that ends with 0 counts as a completed index of the
+  # Indexed Job, which is then never replaced: a deleted broker pod of a persistent cluster would
+  # not come back. And 143 is the status that the Job's pod failure policy, if it has one,
+  # counts as a pod to start again rather than a failed command.
   if [[ -n "${signalled}" ]]; then
     echo "${host}: stopped by SIGTERM; the broker exited with ${status}; exiting 143" >&2
     exit 143
@@ -101,7 +103,7 @@ JOINED
 # lookup that takes over a second is named too: the broker looks its parent's name up again on
 # every retry, so DNS that answers slowly or drops queries delays its joining by as much.
 parent_report() {
-  local uri name port addr="" reach slow="" started="${EPOCHREALTIME:-}" ms
+  local uri name port addr="" reach slow="" started ms
   uri="$(FLUX_URI=local:///mnt/flux/config/run/flux/local flux getattr tbon.parent-endpoint 2> /dev/null)" || return 0
   if [[ "${uri}" != tcp://*:* ]]; then
     return 0
@@ -113,6 +115,8 @@ parent_report() {
     echo "${host}: its parent broker is ${uri}."
     return 0
   fi
+  # The lookup alone is timed: flux getattr above is a process start too, slow on a busy node.
+  started="${EPOCHREALTIME:-}"
   started="${started//[!0-9]/}"
   addr="$(getent hosts "${name}" 2> /dev/null)" || addr=""
   addr="${addr%%[[:space:]]*}"

@@ -1,0 +1,121 @@
+package live
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// stopLimit bounds how long the pods of a Job that ended take to stop: the workers' brokers exit
+// with the main broker's instance, and the Job controller ends what is left.
+const stopLimit = 30 * time.Second
+
+// TestFailedCommand: a command that fails fails its broker Job, once, with its exit status in the
+// Job's condition and in rank 0's termination message, and the workers stop; a batch with one
+// failing line of three names 1 of 3; with the option failed-command: Complete the Job completes,
+// as the operator's does.
+func TestFailedCommand(t *testing.T) {
+	requireImages(t)
+	const instance, marker = "failed-command", "run-of-the-command"
+	failing := fmt.Sprintf(`sh -c 'echo %s; exit 3'`, marker)
+	for _, tc := range []struct {
+		name    string
+		ns      string
+		edit    func(t *testing.T, dir string)
+		code    int    // rank 0's exit status; 0: the Job completes
+		message string // rank 0's termination message
+		runs    int    // the marker's lines in rank 0's log
+	}{
+		{name: "exit 3", ns: "failed-exit-3", code: 3, message: "the command failed with exit status 3", runs: 1,
+			edit: func(t *testing.T, dir string) { setCommand(t, dir, "command: COMMAND", "command: "+failing) }},
+		{name: "batch, 1 of 3 fails", ns: "failed-batch", code: 1, message: "1 of the 3 batch jobs failed",
+			edit: func(t *testing.T, dir string) {
+				setCommand(t, dir, "    - image: ubuntu:noble\n      command: COMMAND\n",
+					"    - image: ubuntu:noble\n      batch: true\n      command: |\n        echo one\n        sh -c 'exit 5'\n        echo three\n")
+			}},
+		{name: "option Complete", ns: "failed-complete", runs: 1,
+			edit: func(t *testing.T, dir string) {
+				setCommand(t, dir, "command: COMMAND", "command: "+failing)
+				setCommand(t, dir, "  annotations:\n", "  annotations:\n    minicluster-fn.dev/failed-command: Complete\n")
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := namespace(t, tc.ns)
+			dir := fnDir(t, "failed-command")
+			tc.edit(t, dir)
+			start := time.Now()
+			apply(t, renderKustomize(t, ns, dir))
+			name := brokerJob(t, ns, instance).Metadata.Name
+			var j job
+			if tc.code == 0 {
+				j = jobComplete(t, ns, name, completeLimit)
+			} else {
+				j = jobFailed(t, ns, name, completeLimit)
+				_, why := j.condition("Failed")
+				if want := fmt.Sprintf("exit code %d", tc.code); !strings.Contains(why, "PodFailurePolicy") || !strings.Contains(why, want) {
+					t.Errorf("Job %s's Failed condition %q does not name the pod failure policy and %s", name, why, want)
+				}
+			}
+			ended := time.Since(start)
+			stopped := waitFor(t, "every pod of Job "+name+" stopped", stopLimit, func() (bool, string, error) {
+				return activePods(t, ns, name) == 0, podsState(t, ns, "batch.kubernetes.io/job-name="+name), nil
+			})
+			// Ran once: one pod of rank 0, its broker container never restarted.
+			var rank0 []pod
+			for _, p := range pods(t, ns, "batch.kubernetes.io/job-name="+name) {
+				if p.index() == "0" {
+					rank0 = append(rank0, p)
+				}
+			}
+			if len(rank0) != 1 {
+				t.Fatalf("Job %s has %d pods of rank 0, want 1", name, len(rank0))
+			}
+			broker := rank0[0].Status.ContainerStatuses[0]
+			if broker.RestartCount != 0 || broker.State.Terminated == nil {
+				t.Fatalf("rank 0's broker container: %d restarts, terminated %v; want none and terminated", broker.RestartCount, broker.State.Terminated != nil)
+			}
+			if x := broker.State.Terminated; x.ExitCode != tc.code || (tc.message != "" && strings.TrimSpace(x.Message) != tc.message) {
+				t.Errorf("rank 0 exited %d with message %q; want %d, %q", x.ExitCode, x.Message, tc.code, tc.message)
+			}
+			log := brokerLog(t, ns, rank0[0])
+			if n := strings.Count(log, marker); n != tc.runs {
+				t.Errorf("rank 0's log shows the command's output %d times, want %d:\n%s", n, tc.runs, log)
+			}
+			if tc.code == 0 {
+				checkAllExitedZero(t, ns, name, 2)
+			}
+			t.Logf("Job %s ended %.1fs after apply (failed %d, succeeded %d); its pods stopped %.1fs later; rank 0 exited %d: %q",
+				name, ended.Seconds(), j.Status.Failed, j.Status.Succeeded, stopped.Seconds(), broker.State.Terminated.ExitCode, broker.State.Terminated.Message)
+		})
+	}
+}
+
+// jobFailed waits until the Job has the condition Failed, and returns it.
+func jobFailed(t testing.TB, ns, name string, limit time.Duration) job {
+	t.Helper()
+	var j job
+	waitFor(t, "Job "+name+" failed", limit, func() (bool, string, error) {
+		if err := getObject(&j, ns, "jobs", name); err != nil {
+			return false, "", err
+		}
+		if s, _ := j.condition("Complete"); s == "True" {
+			return false, "", fmt.Errorf("Job %s completed", name)
+		}
+		s, why := j.condition("Failed")
+		return s == "True", fmt.Sprintf("active=%d succeeded=%d failed=%d %s%s", j.Status.Active, j.Status.Succeeded, j.Status.Failed, why,
+			podsState(t, ns, "batch.kubernetes.io/job-name="+name)), nil
+	})
+	return j
+}
+
+// activePods counts the Job's pods that have not ended.
+func activePods(t testing.TB, ns, jobName string) int {
+	n := 0
+	for _, p := range pods(t, ns, "batch.kubernetes.io/job-name="+jobName) {
+		if p.Status.Phase != "Succeeded" && p.Status.Phase != "Failed" {
+			n++
+		}
+	}
+	return n
+}
