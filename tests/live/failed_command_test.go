@@ -119,3 +119,41 @@ func activePods(t testing.TB, ns, jobName string) int {
 	}
 	return n
 }
+
+// TestFailedCommandNotThePod: a pod failure that is not the command keeps today's handling in a
+// cluster that ends with its command. Rank 1's pod, deleted while rank 0's command runs, stops
+// with 143, which the pod failure policy does not count as the command's failure: the Job starts a
+// new pod of index 1, whose broker joins the running instance, and the Job completes when the
+// command does.
+func TestFailedCommandNotThePod(t *testing.T) {
+	requireImages(t)
+	const instance = "failed-command"
+	ns := namespace(t, "failed-not-the-pod")
+	dir := fnDir(t, "failed-command")
+	// A launcher's command runs in rank 0's broker, not as a Flux job that the scheduler may put
+	// on rank 1 (a job on the deleted rank fails, and so, rightly, does the Job). It runs long
+	// enough for the deleted pod to be replaced and to join before it ends.
+	setCommand(t, dir, "      command: COMMAND", "      launcher: true\n      command: sleep 60")
+	apply(t, renderKustomize(t, ns, dir))
+	brokersReady(t, ns, instance, 2, runningLimit)
+	name := brokerJob(t, ns, instance).Metadata.Name
+	ranksReachable(t, ns, name, 2, runningLimit)
+	deleted := time.Now()
+	gone := deletePod(t, ns, name, "1")
+	waitFor(t, "rank 1's pod replaced", rejoinLimit, func() (bool, string, error) {
+		return gone(), podsState(t, ns, "batch.kubernetes.io/job-name="+name), nil
+	})
+	ranksReachable(t, ns, name, 2, rejoinLimit)
+	rejoined := time.Since(deleted)
+	j := jobComplete(t, ns, name, completeLimit)
+	if j.Status.Failed != 1 {
+		t.Errorf("Job %s counts %d failed pods, want 1 (the deleted one)", name, j.Status.Failed)
+	}
+	for _, p := range pods(t, ns, "batch.kubernetes.io/job-name="+name) {
+		if p.index() == "0" && p.Status.ContainerStatuses[0].RestartCount != 0 {
+			t.Errorf("rank 0's broker container restarted %d times", p.Status.ContainerStatuses[0].RestartCount)
+		}
+	}
+	t.Logf("rank 1's pod deleted: every rank reachable again %.1fs later; Job %s complete (failed pods %d, succeeded %d)",
+		rejoined.Seconds(), name, j.Status.Failed, j.Status.Succeeded)
+}
