@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -26,6 +27,10 @@ func startRegistry(t *testing.T) string {
 		t.Fatalf("building tests/cluster/ociregistry: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
+	// Its stderr is the test binary's, a pipe that go test reads to the end: a registry outliving
+	// a test binary that died (a -timeout panic, a kill) would keep go test, and with-cluster.sh's
+	// teardown after it, waiting. The kernel stops it with its parent.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
