@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+	"github.com/minicluster-fn/minicluster-fn/internal/parallel"
 )
 
 // source is one MiniCluster found in the input.
@@ -43,7 +44,7 @@ func (p Processor) collect(rl *framework.ResourceList) ([]*source, framework.Res
 			Message: "no MiniCluster found: expected a flux-framework.org/v1alpha2 MiniCluster as functionConfig or among the items"})
 	}
 	// Decoding and checking is independent per MiniCluster; the rest needs them all, in order.
-	checked := parallelMap(len(nodes), func(i int) checkedSource { return check(nodes[i]) })
+	checked := parallel.Map(len(nodes), func(i int) checkedSource { return check(nodes[i]) })
 	var sources []*source
 	seen := map[string]*source{}
 	for i, node := range nodes {
@@ -91,8 +92,11 @@ type checkedSource struct {
 	errs field.ErrorList
 }
 
-func check(node *yaml.RNode) checkedSource {
-	mc, errs := v1alpha2.Decode([]byte(node.MustString()))
+func check(node *yaml.RNode) checkedSource { return checkDocument([]byte(node.MustString())) }
+
+// checkDocument decodes, defaults and validates one MiniCluster document.
+func checkDocument(doc []byte) checkedSource {
+	mc, errs := v1alpha2.Decode(doc)
 	if mc == nil {
 		return checkedSource{errs: errs}
 	}

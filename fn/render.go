@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/generators"
+	"github.com/minicluster-fn/minicluster-fn/internal/parallel"
 )
 
 const localConfigAnnotation = "config.kubernetes.io/local-config"
@@ -61,7 +62,7 @@ func (p Processor) render(rl *framework.ResourceList) (*rendered, error) {
 		warns []generators.Warning
 		err   error
 	}
-	generations := parallelMap(len(sources), func(i int) generation {
+	generations := parallel.Map(len(sources), func(i int) generation {
 		if sources[i].mc == nil {
 			return generation{}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/minicluster-fn/minicluster-fn/generators"
 	"github.com/minicluster-fn/minicluster-fn/internal/objyaml"
+	"github.com/minicluster-fn/minicluster-fn/internal/parallel"
 )
 
 // Stream is the KRM function on streams, the path the binary takes. The ResourceList is read and
@@ -38,7 +39,7 @@ func (p Processor) Stream(in io.Reader, out io.Writer) (framework.Results, error
 	var generated [][]byte
 	if err == nil {
 		items = r.kept
-		texts := parallelMap(len(r.generated), func(i int) encoded {
+		texts := parallel.Map(len(r.generated), func(i int) encoded {
 			g := r.generated[i]
 			var buf bytes.Buffer
 			for _, obj := range g.objs {
@@ -89,7 +90,7 @@ func writeResourceList(w *bufio.Writer, items []*yaml.RNode, generated [][]byte,
 	} else {
 		w.WriteString("items:\n")
 	}
-	texts := parallelMap(len(items), func(i int) encoded { return encodeNode(items[i]) })
+	texts := parallel.Map(len(items), func(i int) encoded { return encodeNode(items[i]) })
 	for _, t := range texts {
 		if t.err != nil {
 			return t.err
@@ -158,7 +159,7 @@ func (p Processor) WriteManifests(rl *framework.ResourceList, out io.Writer) err
 	if err != nil {
 		return err
 	}
-	texts := parallelMap(len(r.generated), func(i int) encoded {
+	texts := parallel.Map(len(r.generated), func(i int) encoded {
 		var buf bytes.Buffer
 		for j, obj := range r.generated[i].objs {
 			text, err := encodeObject(obj, nil)

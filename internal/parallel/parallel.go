@@ -1,14 +1,15 @@
-package fn
+// Package parallel runs independent work on every CPU.
+package parallel
 
 import (
 	"runtime"
 	"sync"
 )
 
-// parallelMap calls f(0) … f(n-1) on as many goroutines as there are CPUs and returns the results
+// Map calls f(0) … f(n-1) on as many goroutines as there are CPUs and returns the results
 // in index order, so the output stays deterministic. Generating and writing a thousand
-// MiniClusters is independent work per MiniCluster.
-func parallelMap[T any](n int, f func(i int) T) []T {
+// MiniClusters, or comparing two renders of them, is independent work per MiniCluster.
+func Map[T any](n int, f func(i int) T) []T {
 	out := make([]T, n)
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
