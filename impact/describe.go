@@ -25,7 +25,7 @@ func objectCauses(old, new []*unstructured.Unstructured, v verdict) []string {
 	oldSpec, _, _ := unstructured.NestedMap(v.oldBroker.Object, "spec")
 	newSpec, _, _ := unstructured.NestedMap(v.newBroker.Object, "spec")
 	if v.kind == ResizedInPlace {
-		return append(causes, fmt.Sprintf("broker Job parallelism %v → %v", oldSpec["parallelism"], newSpec["parallelism"]))
+		return append(causes, "broker Job parallelism and completions")
 	}
 	// The broker Job refers to its entrypoint ConfigMap by a name that follows its own: compare
 	// the old spec as if it had the new names.

@@ -106,7 +106,7 @@ func TestImpactOfEachKind(t *testing.T) {
 		{name: "unchanged", new: persistent, kind: Unchanged},
 		{name: "label", new: edit(persistent, "  name: steady\n", "  name: steady\n  labels: {team: a}\n"), kind: Unchanged},
 		{name: "resize within maxSize", new: edit(persistent, "size: 2", "size: 3"), kind: ResizedInPlace,
-			causes: []string{"spec.size"}, renderedCause: "broker Job parallelism 2 → 3"},
+			causes: []string{"spec.size"}, renderedCause: "broker Job parallelism and completions"},
 		{name: "command", new: edit(persistent, "    environment:", "    command: sleep infinity\n    environment:"), kind: Replaced,
 			causes: []string{"spec.containers[0].command"}, renderedCause: "container steady: script wait-0.sh (its command and setup)"},
 		{name: "environment", new: edit(persistent, "MODE: fast", "MODE: slow"), kind: Replaced,

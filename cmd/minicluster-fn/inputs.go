@@ -23,6 +23,12 @@ import (
 // MiniCluster files under the named directories (see miniClusterFilesUnder). Each document must be
 // a MiniCluster; problems come back as results naming the file.
 func readMiniClusterFiles(sources []string, stdin io.Reader) ([]*yaml.RNode, framework.Results) {
+	return readMiniClusters(sources, stdin, true)
+}
+
+// readMiniClusters is readMiniClusterFiles; with requireOne false, a directory without any
+// MiniCluster is no problem (diff: a revision may have none).
+func readMiniClusters(sources []string, stdin io.Reader, requireOne bool) ([]*yaml.RNode, framework.Results) {
 	var nodes []*yaml.RNode
 	var results framework.Results
 	problem := func(file string, index int, msg string) {
@@ -34,7 +40,7 @@ func readMiniClusterFiles(sources []string, stdin io.Reader) ([]*yaml.RNode, fra
 			files = append(files, src)
 			continue
 		}
-		found, problems := miniClusterFilesUnder(src)
+		found, problems := miniClusterFilesUnder(src, requireOne)
 		files = append(files, found...)
 		results = append(results, problems...)
 	}
@@ -101,7 +107,7 @@ func readMiniClusterFiles(sources []string, stdin io.Reader) ([]*yaml.RNode, fra
 // comments, flow style). Files that hold none (a kustomization.yaml, other objects) are skipped.
 // A file that does not parse is a problem, not skipped: it may be a MiniCluster with a typo, and
 // skipping it would drop its cluster from what a GitOps engine applies, which then prunes it.
-func miniClusterFilesUnder(dir string) ([]string, framework.Results) {
+func miniClusterFilesUnder(dir string, requireOne bool) ([]string, framework.Results) {
 	var files []string
 	var results framework.Results
 	problem := func(file, msg string) {
@@ -133,7 +139,7 @@ func miniClusterFilesUnder(dir string) ([]string, framework.Results) {
 	if err != nil {
 		problem(dir, err.Error())
 	}
-	if len(files) == 0 && len(results) == 0 {
+	if requireOne && len(files) == 0 && len(results) == 0 {
 		problem(dir, "no MiniCluster found in the *.yaml and *.yml files under this directory")
 	}
 	return files, results
