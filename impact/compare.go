@@ -103,9 +103,19 @@ func findBroker(s *Set) *unstructured.Unstructured {
 }
 
 // noteRenames pairs each removed MiniCluster with an added one of the same namespace that has the
-// same spec, or that comes from the same file: that is a rename, and a rename is a removal and an
-// addition, not an edit.
+// same spec, or that comes from the same file, or, in rendered output, that is the only one added
+// where it is the only one removed: that is a rename, and a rename is a removal and an addition,
+// not an edit.
 func noteRenames(results []Result, old, new map[string]*Set) {
+	removedIn, addedIn := map[string]int{}, map[string]int{}
+	for _, r := range results {
+		switch r.Impact {
+		case Removed:
+			removedIn[r.Namespace]++
+		case Added:
+			addedIn[r.Namespace]++
+		}
+	}
 	for i := range results {
 		removed := &results[i]
 		if removed.Impact != Removed {
@@ -118,7 +128,8 @@ func noteRenames(results []Result, old, new map[string]*Set) {
 				continue
 			}
 			to := new[added.ID()]
-			if !sameSpec(from, to) && (from.File == "" || from.File != to.File) {
+			onlyPair := from.Source == nil && removedIn[from.Namespace] == 1 && addedIn[from.Namespace] == 1
+			if !onlyPair && !sameSpec(from, to) && (from.File == "" || from.File != to.File) {
 				continue
 			}
 			removed.Notes = append(removed.Notes, fmt.Sprintf("renamed to %s? A rename is a removal and an addition: the running cluster ends, and %s starts anew", added.Name, added.Name))

@@ -161,24 +161,24 @@ func runDiff(o diffOptions, args []string, failOn []impact.Kind, stdin io.Reader
 }
 
 // renderSets renders the MiniClusters of the sources. Problems are printed as render prints them,
-// each file named by rename (nil: as given).
-func renderSets(sources []string, stdin io.Reader, errOut io.Writer, rename func(string) string) ([]impact.Set, error) {
+// each file named by problemFile (nil: as read).
+func renderSets(sources []string, stdin io.Reader, errOut io.Writer, problemFile func(string) string) ([]impact.Set, error) {
 	nodes, results := readMiniClusters(sources, stdin, false)
 	var err error = errInvalidInput
-	var manifests []fn.ManifestSet
 	if len(results) == 0 {
 		if len(nodes) == 0 {
 			return nil, nil
 		}
 		rl := &framework.ResourceList{Items: nodes}
+		var manifests []fn.ManifestSet
 		if manifests, err = (fn.Processor{Standalone: true}).Generate(rl); err == nil {
-			return setsOf(manifests, rename)
+			return setsOf(manifests)
 		}
 		results = rl.Results
 	}
 	for _, r := range results {
-		if r.File != nil && rename != nil {
-			r.File.Path = rename(r.File.Path)
+		if r.File != nil && problemFile != nil {
+			r.File.Path = problemFile(r.File.Path)
 		}
 	}
 	printResults(errOut, results)
@@ -198,15 +198,12 @@ func relativeFiles(sets []impact.Set, root string) {
 	}
 }
 
-func setsOf(manifests []fn.ManifestSet, rename func(string) string) ([]impact.Set, error) {
+func setsOf(manifests []fn.ManifestSet) ([]impact.Set, error) {
 	sets := make([]impact.Set, 0, len(manifests))
 	for _, m := range manifests {
 		s, err := impact.FromManifestSet(m)
 		if err != nil {
 			return nil, err
-		}
-		if rename != nil {
-			s.File = rename(s.File)
 		}
 		sets = append(sets, s)
 	}
@@ -259,11 +256,16 @@ func gitSets(ref string, paths []string, errOut io.Writer) (old, new []impact.Se
 			}
 			return rel
 		}
-		if old, err = renderSets(sources, nil, errOut, relative); err != nil {
-			if errors.Is(err, errInvalidInput) {
-				return nil, nil, fmt.Errorf("the MiniClusters at %s are invalid (above): %w", ref, err)
+		atRevision := func(file string) string { return ref + ":" + relative(file) }
+		if old, err = renderSets(sources, nil, errOut, atRevision); err != nil {
+			var results framework.Results
+			if errors.Is(err, errInvalidInput) || errors.As(err, &results) {
+				return nil, nil, fmt.Errorf("the MiniClusters at %s are invalid (above); compare with a revision where they are valid", ref)
 			}
 			return nil, nil, err
+		}
+		for i := range old {
+			old[i].File = relative(old[i].File)
 		}
 	}
 	var present []string
@@ -275,9 +277,11 @@ func gitSets(ref string, paths []string, errOut io.Writer) (old, new []impact.Se
 		}
 	}
 	if len(present) > 0 {
-		rel := func(file string) string { return filepath.Clean(file) }
-		if new, err = renderSets(present, nil, errOut, rel); err != nil {
+		if new, err = renderSets(present, nil, errOut, nil); err != nil {
 			return nil, nil, err
+		}
+		for i := range new {
+			new[i].File = filepath.Clean(new[i].File)
 		}
 	}
 	return old, new, nil
@@ -370,6 +374,9 @@ func readRenderedSets(src string, stdin io.Reader) ([]impact.Set, error) {
 	sets, err := impact.RenderedSets(files)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src, err)
+	}
+	if src == "-" || !info.IsDir() {
+		relativeFiles(sets, src) // one file compared with another: no moves
 	}
 	return sets, nil
 }
