@@ -221,7 +221,7 @@ fuzz:
 ## fn/framework function measured in the same run (the budget is in tests/bench/process-time.sh),
 ## then the live cluster's: bench-live and bench-sidebyside
 bench: build bin/kustomize
-	$(GO) test -run '^$$' -bench . -benchmem ./fn/ ./generators/
+	$(GO) test -run '^$$' -bench . -benchmem ./fn/ ./generators/ ./impact/
 	bash tests/bench/process-time.sh $(FN)
 	$(MAKE) --no-print-directory bench-live
 	$(MAKE) --no-print-directory bench-sidebyside
