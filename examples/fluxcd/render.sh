@@ -7,7 +7,7 @@
 # as an OCI artifact.
 #
 # Usage:
-#   render.sh [-f FLUXCD_FILE] [-p OCI_URL] OUT_DIR SOURCE... [-- FLUXCD_FLAGS...]
+#   render.sh [-f FLUXCD_FILE] [-p OCI_URL] [-F IMPACTS] OUT_DIR SOURCE... [-- FLUXCD_FLAGS...]
 #
 #   OUT_DIR     the directory Flux CD applies. Each MiniCluster file is rendered into a directory
 #               of its own, OUT_DIR/<names of its MiniClusters>/, which one Flux CD Kustomization
@@ -28,6 +28,13 @@
 #               running until deleted.
 #   -p OCI_URL  push OUT_DIR as an OCI artifact (oci://registry/repository) tagged with the short
 #               commit and "latest", with the flux CLI (needs `flux` and a registry login).
+#   -F IMPACTS  fail, leaving OUT_DIR as it was, when the new render has any of these impacts on
+#               a MiniCluster (comma-separated, as `minicluster-fn diff --fail-on`, e.g.
+#               replaced,removed,new-certificate).
+#
+# Before it replaces OUT_DIR, it prints what the new render does to each running MiniCluster
+# against what OUT_DIR held (`minicluster-fn diff --rendered`): unchanged, resized in place,
+# replaced, new certificate, added, removed, ...
 #
 # Environment: MINICLUSTER_FN, the minicluster-fn binary (default: minicluster-fn on PATH).
 #
@@ -50,16 +57,18 @@ if ! command -v "${fn}" >/dev/null; then
 fi
 fluxcd_file=
 oci_url=
+fail_on=
 
 usage() {
-  echo "usage: render.sh [-f FLUXCD_FILE] [-p OCI_URL] OUT_DIR SOURCE... [-- FLUXCD_FLAGS...]" >&2
+  echo "usage: render.sh [-f FLUXCD_FILE] [-p OCI_URL] [-F IMPACTS] OUT_DIR SOURCE... [-- FLUXCD_FLAGS...]" >&2
   exit 2
 }
 
-while getopts 'f:p:h' opt; do
+while getopts 'f:p:F:h' opt; do
   case "${opt}" in
     f) fluxcd_file=${OPTARG} ;;
     p) oci_url=${OPTARG} ;;
+    F) fail_on=${OPTARG} ;;
     *) usage ;;
   esac
 done
@@ -135,6 +144,22 @@ done
   echo "resources:"
   printf -- '- %s\n' "${dirs[@]}"
 } > "${tmp}/out/kustomization.yaml"
+
+# What the new render does to the running MiniClusters, against what OUT_DIR holds now (nothing on
+# a first run). With -F, an impact named there stops the script here, before OUT_DIR changes.
+before=${out}
+if [[ ! -d ${out} ]]; then
+  before=${tmp}/empty
+  mkdir "${before}"
+fi
+diff_flags=(--rendered)
+if [[ -n ${fail_on} ]]; then
+  diff_flags+=(--fail-on "${fail_on}")
+fi
+if ! "${fn}" diff "${diff_flags[@]}" "${before}" "${tmp}/out"; then
+  echo "render.sh: ${out} is left as it was" >&2
+  exit 1
+fi
 
 # Replace what an earlier run wrote: the *.yaml files (an older render.sh wrote the MiniClusters
 # flat into OUT_DIR) and the directories marked as generated; nothing else of OUT_DIR is touched.

@@ -89,3 +89,47 @@ func dirContent(t *testing.T, dir string) map[string]string {
 	}
 	return content
 }
+
+// TestRenderScriptImpact: render.sh prints what each run does to the running MiniClusters
+// against what the output directory held (minicluster-fn diff --rendered), and with -F fails on
+// the impacts named there, leaving the directory as it was.
+func TestRenderScriptImpact(t *testing.T) {
+	work := t.TempDir()
+	src, out := filepath.Join(work, "hpc"), filepath.Join(work, "deploy")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(src, "steady.yaml")
+	write := func(size, command string) {
+		t.Helper()
+		doc := "apiVersion: flux-framework.org/v1alpha2\nkind: MiniCluster\nmetadata:\n  name: steady\nspec:\n  size: " + size +
+			"\n  maxSize: 4\n  containers:\n  - {image: ubuntu:noble, command: " + command + "}\n"
+		if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(os.Environ(), "MINICLUSTER_FN="+fnBinary(t))
+	script := filepath.Join(repoRoot(t), "examples", "fluxcd", "render.sh")
+	renderSh := func(args ...string) result {
+		t.Helper()
+		return runEnv(t, nil, work, env, "bash", append([]string{script}, append(args, out, src)...)...)
+	}
+	write("2", "hostname")
+	if res := renderSh(); res.code != 0 || !strings.Contains(string(res.stdout), "steady: added") {
+		t.Fatalf("first render.sh: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	write("3", "hostname")
+	if res := renderSh("-F", "replaced"); res.code != 0 || !strings.Contains(string(res.stdout), "steady: resized in place") {
+		t.Errorf("render.sh after a resize within maxSize: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	before := dirContent(t, out)
+	write("3", "uptime")
+	res := renderSh("-F", "replaced,removed")
+	if res.code == 0 || !strings.Contains(string(res.stdout), "steady: replaced: container steady: script wait-0.sh") ||
+		!strings.Contains(string(res.stderr), "--fail-on names: replaced: steady") || !strings.Contains(string(res.stderr), "is left as it was") {
+		t.Errorf("render.sh -F replaced after a command edit: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if after := dirContent(t, out); !maps.Equal(after, before) {
+		t.Errorf("render.sh -F changed the output directory")
+	}
+}
