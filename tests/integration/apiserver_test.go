@@ -204,7 +204,7 @@ func find(t testing.TB, objs []*unstructured.Unstructured, kind, component strin
 	t.Helper()
 	var found []*unstructured.Unstructured
 	for _, o := range objs {
-		if o.GetKind() == kind && o.GetLabels()["app.kubernetes.io/component"] == component {
+		if o.GetKind() == kind && o.GetLabels()["minicluster-fn.dev/component"] == component {
 			found = append(found, o)
 		}
 	}

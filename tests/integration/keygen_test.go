@@ -82,7 +82,7 @@ func (c *cluster) keygenSetupOf(t *testing.T, objs []*unstructured.Unstructured,
 		}
 	}
 	for _, o := range c.apply(t, s.ns, toApply) {
-		if o.GetKind() == "Job" && o.GetLabels()["app.kubernetes.io/component"] == "keygen" {
+		if o.GetKind() == "Job" && o.GetLabels()["minicluster-fn.dev/component"] == "keygen" {
 			s.job = o
 		}
 	}
@@ -228,7 +228,7 @@ func (c *cluster) checkPublished(t *testing.T, s *keygenSetup, meta metav1.Objec
 	if immutable == nil || !*immutable {
 		t.Error("the certificate object is not immutable")
 	}
-	if meta.Labels["app.kubernetes.io/instance"] != "flux-sample" || meta.Labels["app.kubernetes.io/component"] != "curve" {
+	if meta.Labels["minicluster-fn.dev/minicluster"] != "flux-sample" || meta.Labels["minicluster-fn.dev/component"] != "curve" {
 		t.Errorf("labels = %v", meta.Labels)
 	}
 	if check := runFn(t, nil, cert, "keygen", "check", "-"); check.code != 0 || !strings.Contains(check.stdout, `CURVE certificate "flux-sample"`) {
