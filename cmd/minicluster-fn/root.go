@@ -45,7 +45,7 @@ stdout. That is how kustomize (generators:) and kpt (mutators:) run it.`,
 			return runKRM(in, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.AddCommand(newRenderCmd(), newValidateCmd(), newVersionCmd(), newKeygenCmd(), newFluxcdCmd(), newInstallCmd())
+	cmd.AddCommand(newRenderCmd(), newValidateCmd(), newVersionCmd(), newKeygenCmd(), newFluxcdCmd(), newInstallCmd(), newStatusCmd(), newWaitCmd())
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err: err, command: c.CommandPath()} })
 	markCommandErrors(cmd)
 	return cmd
