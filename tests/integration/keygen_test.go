@@ -152,7 +152,7 @@ func argValue(t *testing.T, args []string, flag string) string {
 }
 
 // token is a real ServiceAccount token from the TokenRequest API, as kubelet mounts into pods.
-func (c *cluster) token(t *testing.T, ns, account string) string {
+func (c *cluster) token(t testing.TB, ns, account string) string {
 	t.Helper()
 	tr, err := c.cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), account, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))},
