@@ -51,6 +51,26 @@ stdout. That is how kustomize (generators:) and kpt (mutators:) run it.`,
 	return cmd
 }
 
+// newPluginCmd is the command line of the binary installed as the kubectl plugin
+// kubectl-minicluster (install --kubectl-plugin): the commands that read the cluster, under the name
+// kubectl users type.
+func newPluginCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   pluginName,
+		Short: "See MiniClusters rendered by minicluster-fn in the cluster: status and wait",
+		Annotations: map[string]string{
+			cobra.CommandDisplayNameAnnotation: "kubectl minicluster",
+		},
+		Args:          usageArgs(cobra.NoArgs),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	cmd.AddCommand(newStatusCmd(), newWaitCmd(), newVersionCmd())
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err: err, command: c.CommandPath()} })
+	markCommandErrors(cmd)
+	return cmd
+}
+
 // runKRM is the KRM function: ResourceList in, ResourceList (with results) out. The results are
 // also printed to stderr, which kustomize and kpt show to the user. A ResourceList that does not
 // parse is described as a file that does not parse (yamlSyntaxProblem): the input is read whole

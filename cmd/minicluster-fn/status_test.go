@@ -141,3 +141,31 @@ func TestStatusPrinterWatch(t *testing.T) {
 		t.Errorf("watch output:\n%s\nwant:\n%s", out.String(), want)
 	}
 }
+
+// TestKubectlPlugin: as kubectl-minicluster, the binary answers `kubectl minicluster status` and
+// `wait` with the same output as minicluster-fn, and names itself as kubectl users type it.
+func TestKubectlPlugin(t *testing.T) {
+	useFixtureCluster(t)
+	run := func(args ...string) (string, string, error) {
+		cmd := newPluginCmd()
+		var out, errOut strings.Builder
+		cmd.SetArgs(args)
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		err := execute(cmd)
+		return out.String(), errOut.String(), err
+	}
+	want, _, err := runCmd(t, "", "status", "-o", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, errOut, err := run("status", "-o", "wide"); err != nil || got != want {
+		t.Errorf("kubectl minicluster status -o wide: %v\n%s\n%s", err, got, errOut)
+	}
+	if got, _, err := run("wait", "persistent", "--for=joined"); err != nil || got != "MiniCluster persistent joined (Ready, 2/2 (max 4) brokers)\n" {
+		t.Errorf("kubectl minicluster wait: %v, %q", err, got)
+	}
+	if _, errOut, err := run("status", "--bogus"); err == nil || !strings.Contains(errOut, "Run 'kubectl minicluster status --help' for usage.") {
+		t.Errorf("a usage error points at %q", errOut)
+	}
+}
