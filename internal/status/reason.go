@@ -131,6 +131,11 @@ func (r *reasoner) keygenProblem() string {
 	if c := jobCondition(r.o.keygen, batchv1.JobFailed); c != nil {
 		return fmt.Sprintf("keygen Job %s failed: %s", r.o.keygen.Name, c.Message)
 	}
+	if r.o.keygen != nil && len(r.o.keygenPods) == 0 {
+		if e := r.latestEvent("Job", r.o.keygen.Name, "FailedCreate"); e != nil {
+			return fmt.Sprintf("the Job controller cannot create the pod of the keygen Job %s: %s", r.o.keygen.Name, e.Message)
+		}
+	}
 	return ""
 }
 

@@ -53,6 +53,8 @@ func TestSummarize(t *testing.T) {
 		"busy": {status.PhaseRunning, "2/2", status.CertificatePresent, nil, "Application/hpc-apps"},
 		"badkey": {status.PhaseWaitingForCertificate, "0/0", status.CertificateMissing, []string{
 			"keygen pod badkey-keygen-c50f362e-b8sd1 failed (exit status 1): keygen: forbidden: the keygen ServiceAccount may not create configmaps"}, ""},
+		"noquota": {status.PhaseWaitingForCertificate, "0/0", status.CertificateMissing, []string{
+			"the Job controller cannot create the pod of the keygen Job noquota-keygen-c50f362e", "exceeded quota: no-pods"}, ""},
 		"cmcurve": {status.PhaseStarting, "0/1", status.CertificatePresent, []string{
 			"image registry.example/app:9 cannot be pulled (pod cmcurve-d5328246-0-abcde, container cmcurve)"}, ""},
 	}
