@@ -219,10 +219,14 @@ fuzz:
 
 ## bench: Go benchmarks, whole-process figures of the function against a trivial kyaml
 ## fn/framework function measured in the same run (the budget is in tests/bench/process-time.sh),
-## then the live cluster's: bench-live and bench-sidebyside
+## status of 1,000 MiniClusters in one namespace of a real API server with a view token
+## (tests/integration's BenchmarkStatus, budget 2 s), then the live cluster's: bench-live and
+## bench-sidebyside
 bench: build bin/kustomize
 	$(GO) test -run '^$$' -bench . -benchmem ./fn/ ./generators/ ./impact/
 	bash tests/bench/process-time.sh $(FN)
+	set -o pipefail; cd tests/integration && MINICLUSTER_FN=$(FN) $(INTEGRATION_GO) test -count=1 -run '^$$' -bench '^BenchmarkStatus$$' -benchtime=5x -v ./... \
+	  | grep -E '^(Benchmark|ok|FAIL|PASS)|status_test.go'
 	$(MAKE) --no-print-directory bench-live
 	$(MAKE) --no-print-directory bench-sidebyside
 

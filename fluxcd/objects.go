@@ -33,7 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/minicluster-fn/minicluster-fn/generators"
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 )
 
 // Options are the settings of the Flux CD objects. The caller validates them.
@@ -147,7 +147,7 @@ func kustomization(name, dir string, clusters []MiniCluster, o Options) (*kustom
 		checks = append(checks, meta.NamespacedObjectKindReference{APIVersion: apiVersion, Kind: kind, Name: name, Namespace: o.TargetNamespace})
 	}
 	for _, mc := range clusters {
-		see := "; see its pods with: kubectl -n " + o.TargetNamespace + " get job,pods -l " + generators.LabelInstance + "=" + mc.Name
+		see := "; see its pods with: kubectl -n " + o.TargetNamespace + " get job,pods -l " + contract.LabelMiniCluster + "=" + mc.Name
 		switch {
 		case wait:
 			continue // every object of the revision is checked

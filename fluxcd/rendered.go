@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
-	"github.com/minicluster-fn/minicluster-fn/generators"
 )
 
 // MiniCluster is what a rendered directory holds for one MiniCluster: the objects the Flux CD
@@ -51,7 +51,7 @@ type generatedObject struct {
 
 // ReadRendered reads every YAML file under dir and returns the MiniClusters whose rendered
 // manifests it holds, sorted by name. The objects are found by their labels
-// (app.kubernetes.io/managed-by: minicluster-fn, app.kubernetes.io/instance: <MiniCluster>), the
+// (api/contract: minicluster-fn.dev/minicluster: <MiniCluster>), the
 // roles of the objects by how the broker Job refers to them. Every problem found is returned,
 // each naming its file.
 func ReadRendered(dir string) ([]MiniCluster, error) {
@@ -189,8 +189,8 @@ func (s *scan) add(file string, n *yaml.RNode) {
 		return
 	}
 	labels := n.GetLabels()
-	instance := labels[generators.LabelInstance]
-	if instance == "" || !generators.IsGenerated(labels, instance) {
+	instance := labels[contract.LabelMiniCluster]
+	if instance == "" || !contract.IsGenerated(labels, instance) {
 		return
 	}
 	id := n.GetKind() + "/" + n.GetName()
@@ -257,10 +257,10 @@ func newMiniCluster(root, name string, objs []generatedObject) (MiniCluster, []e
 	for _, o := range objs {
 		switch o.node.GetKind() {
 		case "Job":
-			switch o.node.GetLabels()[generators.LabelComponent] {
-			case generators.ComponentKeygen:
+			switch o.node.GetLabels()[contract.LabelComponent] {
+			case contract.ComponentKeygen:
 				keygenJobs = append(keygenJobs, o.node.GetName())
-			case generators.ComponentBroker:
+			case contract.ComponentBroker:
 				job := &batchv1.Job{}
 				if err := decode(o.node, job); err != nil {
 					problems = append(problems, fmt.Errorf("%s: Job %s: %w", o.file, o.node.GetName(), err))
@@ -279,7 +279,7 @@ func newMiniCluster(root, name string, objs []generatedObject) (MiniCluster, []e
 	}
 	if broker == nil {
 		return mc, append(problems, fmt.Errorf("%s: MiniCluster %s has objects here (%s) but no broker Job (a Job labelled %s: %s): the directory holds part of its manifests; render it again",
-			objs[0].file, name, describe(objs), generators.LabelComponent, generators.ComponentBroker))
+			objs[0].file, name, describe(objs), contract.LabelComponent, contract.ComponentBroker))
 	}
 	// One Kustomization applies the directory of the broker Job: the MiniCluster's other objects
 	// must be there too.
@@ -300,16 +300,16 @@ func newMiniCluster(root, name string, objs []generatedObject) (MiniCluster, []e
 	if len(keygenJobs) > 0 {
 		mc.KeygenJob = keygenJobs[0]
 	}
-	switch broker.Labels[generators.LabelLifetime] {
-	case generators.LifetimeCompletes:
-	case generators.LifetimeUntilDeleted:
-		mc.Persistent = broker.Annotations[generators.AnnotationLifetimeReason]
+	switch broker.Labels[contract.LabelLifetime] {
+	case contract.LifetimeCompletes:
+	case contract.LifetimeUntilDeleted:
+		mc.Persistent = broker.Annotations[contract.AnnotationLifetimeReason]
 		if mc.Persistent == "" {
-			mc.Persistent = "labelled " + generators.LabelLifetime + ": " + generators.LifetimeUntilDeleted
+			mc.Persistent = "labelled " + contract.LabelLifetime + ": " + contract.LifetimeUntilDeleted
 		}
 	default:
 		problems = append(problems, fmt.Errorf("%s: broker Job %s has no valid %s label (%q), which minicluster-fn writes: render MiniCluster %s again with this version",
-			brokerFile, broker.Name, generators.LabelLifetime, broker.Labels[generators.LabelLifetime], name))
+			brokerFile, broker.Name, contract.LabelLifetime, broker.Labels[contract.LabelLifetime], name))
 	}
 	pod := broker.Spec.Template.Spec
 	mc.BrokerJob, mc.Service = broker.Name, pod.Subdomain

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/generators"
 )
 
@@ -34,7 +35,7 @@ func isKustomizeGeneratorCopy(item, fc *yaml.RNode) bool {
 func generatedBy(item *yaml.RNode, sources []*source) bool {
 	l := item.GetLabels()
 	for _, src := range sources {
-		if src.mc != nil && generators.IsGenerated(l, src.mc.Name) && item.GetNamespace() == src.mc.Namespace {
+		if src.mc != nil && contract.IsGenerated(l, src.mc.Name) && item.GetNamespace() == src.mc.Namespace {
 			return true
 		}
 	}
@@ -96,8 +97,8 @@ func outputBase(kind, name string) string {
 // output committed from `minicluster-fn render` stays.
 func staleOutput(item *yaml.RNode, sources []*source) (string, bool) {
 	l := item.GetLabels()
-	instance := l[generators.LabelInstance]
-	if instance == "" || !generators.IsGenerated(l, instance) {
+	instance := l[contract.LabelMiniCluster]
+	if instance == "" || !contract.IsGenerated(l, instance) {
 		return "", false
 	}
 	if slices.ContainsFunc(sources, func(src *source) bool {

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/api/naming"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
@@ -69,7 +70,7 @@ func Generate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) ([]Object, []Warn
 func entrypointConfigMap(mc *v1alpha2.MiniCluster, n names, data map[string]string) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: objectMeta(mc, n.EntrypointConfigMap, componentEntrypoint, waveConfig),
+		ObjectMeta: objectMeta(mc, n.EntrypointConfigMap, contract.ComponentEntrypoint, waveConfig),
 		Data:       data,
 	}
 	cm.Annotations[fluxcdSubstitute] = fluxcdSubstituteDisabled

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
 
@@ -57,7 +58,7 @@ func find[T Object](objs []Object, pred func(T) bool) []T {
 
 func brokerJobOf(t *testing.T, objs []Object) *batchv1.Job {
 	t.Helper()
-	jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[LabelComponent] == ComponentBroker })
+	jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[contract.LabelComponent] == contract.ComponentBroker })
 	if len(jobs) != 1 {
 		t.Fatalf("want one broker Job, got %d", len(jobs))
 	}
@@ -110,7 +111,7 @@ func TestBrokerJobShape(t *testing.T) {
 	if broker.Name != "flux-sample" || !slices.Equal(broker.Command, []string{"/bin/bash", "/flux_operator/wait-0.sh"}) {
 		t.Errorf("broker container %q runs %v", broker.Name, broker.Command)
 	}
-	svcs := find(objs, func(s *corev1.Service) bool { return s.Labels[LabelComponent] == componentHeadless })
+	svcs := find(objs, func(s *corev1.Service) bool { return s.Labels[contract.LabelComponent] == contract.ComponentHeadless })
 	if len(svcs) != 1 || svcs[0].Spec.ClusterIP != corev1.ClusterIPNone || !svcs[0].Spec.PublishNotReadyAddresses {
 		t.Fatalf("want one headless Service publishing not-ready addresses, got %s", toJSON(t, svcs))
 	}
@@ -130,20 +131,20 @@ func TestEveryObjectHasRecommendedLabelsAndWave(t *testing.T) {
 	waves := map[string]string{}
 	for _, o := range objs {
 		l := o.GetLabels()
-		for _, k := range []string{LabelName, LabelInstance, LabelComponent, LabelManagedBy} {
+		for _, k := range []string{contract.LabelMiniCluster, contract.LabelComponent, labelName, labelInstance, labelComponent, LabelManagedBy} {
 			if l[k] == "" {
 				t.Errorf("%T %s has no %s label", o, o.GetName(), k)
 			}
 		}
-		if !IsGenerated(l, "flux-sample") {
+		if !contract.IsGenerated(l, "flux-sample") {
 			t.Errorf("%T %s is not recognisable as generated", o, o.GetName())
 		}
-		waves[l[LabelComponent]] = o.GetAnnotations()[argoSyncWave]
+		waves[l[contract.LabelComponent]] = o.GetAnnotations()[argoSyncWave]
 		if o.GetNamespace() != "" {
 			t.Errorf("%T %s has namespace %q; output must be namespace-agnostic", o, o.GetName(), o.GetNamespace())
 		}
 	}
-	if waves[ComponentKeygen] != "-1" || waves[componentEntrypoint] != "0" || waves[ComponentBroker] != "1" {
+	if waves[contract.ComponentKeygen] != "-1" || waves[contract.ComponentEntrypoint] != "0" || waves[contract.ComponentBroker] != "1" {
 		t.Errorf("sync waves must put keygen first and brokers last: %v", waves)
 	}
 }
@@ -318,7 +319,7 @@ func TestKeygenImage(t *testing.T) {
 	keygenPod := func(doc string) corev1.PodSpec {
 		t.Helper()
 		objs, _ := generate(t, doc)
-		jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[LabelComponent] == ComponentKeygen })
+		jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[contract.LabelComponent] == contract.ComponentKeygen })
 		if len(jobs) != 1 {
 			t.Fatalf("want one keygen Job, got %d", len(jobs))
 		}
@@ -403,7 +404,7 @@ func TestKeygenLeastPrivilege(t *testing.T) {
 			if toJSON(t, roles[0].Rules) != toJSON(t, tc.rules) {
 				t.Errorf("keygen Role rules:\n got %s\nwant %s", toJSON(t, roles[0].Rules), toJSON(t, tc.rules))
 			}
-			jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[LabelComponent] == ComponentKeygen })
+			jobs := find(objs, func(j *batchv1.Job) bool { return j.Labels[contract.LabelComponent] == contract.ComponentKeygen })
 			if len(jobs) != 1 {
 				t.Fatalf("want one keygen Job, got %d", len(jobs))
 			}
@@ -417,7 +418,8 @@ func TestKeygenLeastPrivilege(t *testing.T) {
 				"--kind", name, "--name", "flux-sample", "--owner-service", "flux-sample",
 				"--owner-job", "$(KEYGEN_JOB_NAME)", "--owner-job-uid", "$(KEYGEN_JOB_UID)", "--cert-name", "flux-sample",
 				"--label", "app.kubernetes.io/component", "curve", "--label", "app.kubernetes.io/instance", "flux-sample",
-				"--label", "app.kubernetes.io/managed-by", "minicluster-fn", "--label", "app.kubernetes.io/name", "minicluster"}
+				"--label", "app.kubernetes.io/managed-by", "minicluster-fn", "--label", "app.kubernetes.io/name", "minicluster",
+				"--label", "minicluster-fn.dev/component", "curve", "--label", "minicluster-fn.dev/minicluster", "flux-sample"}
 			if !slices.Equal(c.Args, wantArgs) {
 				t.Errorf("keygen args %v, want %v", c.Args, wantArgs)
 			}
@@ -679,7 +681,7 @@ spec:
 func TestMinimalService(t *testing.T) {
 	t.Parallel()
 	doc := strings.Replace(helloWorld, "  size: 4", "  size: 4\n  flux: {minimalService: true}", 1)
-	svcs := find(must(generate(t, doc)), func(s *corev1.Service) bool { return s.Labels[LabelComponent] == componentHeadless })
+	svcs := find(must(generate(t, doc)), func(s *corev1.Service) bool { return s.Labels[contract.LabelComponent] == contract.ComponentHeadless })
 	if svcs[0].Spec.Selector[jobCompletionIndexLabel] != "0" || svcs[0].Spec.Ports[0].Port != 8050 {
 		t.Errorf("minimal service must select rank 0 on port 8050: %s", toJSON(t, svcs[0].Spec))
 	}
@@ -819,7 +821,9 @@ func TestNotesSayWhenASizeChangeReplacesTheCluster(t *testing.T) {
 		t.Errorf("stable names: want a note on the host list, got %v", notes)
 	}
 	entrypoint := func(size int) string {
-		cms := find(must(generate(t, stable(size))), func(c *corev1.ConfigMap) bool { return c.Labels[LabelComponent] == componentEntrypoint })
+		cms := find(must(generate(t, stable(size))), func(c *corev1.ConfigMap) bool {
+			return c.Labels[contract.LabelComponent] == contract.ComponentEntrypoint
+		})
 		return cms[0].Name + "\n" + cms[0].Data[BrokerConfigKey]
 	}
 	if brokerJobOf(t, must(generate(t, stable(4)))).Name != "s" || entrypoint(4) == entrypoint(5) ||
@@ -876,5 +880,20 @@ func TestFailedCommandJob(t *testing.T) {
 	}
 	if a, b := brokerJobOf(t, func() []Object { o, _ := generate(t, helloWorld); return o }()), brokerJobOf(t, func() []Object { o, _ := generate(t, withAnnotation("Complete")); return o }()); a.Name == b.Name {
 		t.Errorf("the option does not change the broker Job's name %s (its podFailurePolicy is immutable)", a.Name)
+	}
+}
+
+// TestJoinReportsAreTheContracts: the broker script prints the join reports that status looks
+// for in a broker's log (api/contract), word for word.
+func TestJoinReportsAreTheContracts(t *testing.T) {
+	t.Parallel()
+	cms := find(must(generate(t, helloWorld)), func(c *corev1.ConfigMap) bool {
+		return c.Labels[contract.LabelComponent] == contract.ComponentEntrypoint
+	})
+	script := cms[0].Data[WaitScriptKey(0)]
+	for _, report := range []string{contract.NotJoinedReport, contract.NotStartedReport} {
+		if !strings.Contains(script, report) {
+			t.Errorf("the broker script %s does not print %q", WaitScriptKey(0), report)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
 
@@ -20,7 +22,7 @@ func brokerJob(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) *batchv
 	s := &mc.Spec
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: objectMeta(mc, n.Job, ComponentBroker, waveBrokers),
+		ObjectMeta: objectMeta(mc, n.Job, contract.ComponentBroker, waveBrokers),
 		Spec: batchv1.JobSpec{
 			CompletionMode:        ptr.To(batchv1.IndexedCompletion),
 			Completions:           ptr.To(s.Size),
@@ -39,10 +41,13 @@ func brokerJob(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) *batchv
 	if failsOnCommand(mc, opts) {
 		job.Spec.PodFailurePolicy = brokerPodFailurePolicy(mc.Name)
 	}
-	job.Labels[LabelLifetime] = LifetimeCompletes
+	job.Annotations[contract.AnnotationMaxSize] = strconv.Itoa(int(s.MaxSize))
+	job.Annotations[contract.AnnotationViewImage] = s.Flux.Container.Image
+	job.Annotations[contract.AnnotationViewSource] = string(opts.ViewSource)
+	job.Labels[contract.LabelLifetime] = contract.LifetimeCompletes
 	if reason := neverCompletes(mc); reason != "" {
-		job.Labels[LabelLifetime] = LifetimeUntilDeleted
-		job.Annotations[AnnotationLifetimeReason] = reason
+		job.Labels[contract.LabelLifetime] = contract.LifetimeUntilDeleted
+		job.Annotations[contract.AnnotationLifetimeReason] = reason
 	}
 	if opts.JobNaming == v1alpha2.JobNamingStable {
 		// A stable name cannot take a changed pod template; let the GitOps engine replace the Job.
@@ -95,7 +100,7 @@ func brokerPodFailurePolicy(container string) *batchv1.PodFailurePolicy {
 func brokerPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) corev1.PodTemplateSpec {
 	s := &mc.Spec
 	// Our labels win over spec.pod.labels: the Service and affinity select on them.
-	podLabels := copyInto(copyInto(copyInto(nil, s.Pod.Labels), labels(mc, ComponentBroker)), podSelector(mc))
+	podLabels := copyInto(copyInto(copyInto(nil, s.Pod.Labels), labels(mc, contract.ComponentBroker)), podSelector(mc))
 	spec := basePodSpec(mc)
 	if failsOnCommand(mc, opts) {
 		// A pod failure policy needs it; and a container restarted in place would run a failed
@@ -369,7 +374,7 @@ func pullSecrets(cs []v1alpha2.MiniClusterContainer) []corev1.LocalObjectReferen
 func affinity(mc *v1alpha2.MiniCluster) *corev1.Affinity {
 	var a corev1.Affinity
 	if !mc.Spec.Network.DisableAffinity {
-		sel := &metav1.LabelSelector{MatchLabels: map[string]string{LabelInstance: mc.Name, LabelComponent: ComponentBroker}}
+		sel := &metav1.LabelSelector{MatchLabels: brokerSelector(mc)}
 		a.PodAffinity = &corev1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
 			Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{LabelSelector: sel, TopologyKey: corev1.LabelTopologyZone},
 		}}}

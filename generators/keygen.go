@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
 
@@ -138,18 +139,18 @@ func keygenObjects(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) ([]
 	}
 	sa := &corev1.ServiceAccount{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-		ObjectMeta: objectMeta(mc, n.KeygenAccount, ComponentKeygen, waveKeygen),
+		ObjectMeta: objectMeta(mc, n.KeygenAccount, contract.ComponentKeygen, waveKeygen),
 		// Only the keygen pod mounts a token, and asks for it itself.
 		AutomountServiceAccountToken: ptr.To(false),
 	}
 	role := &rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
-		ObjectMeta: objectMeta(mc, n.KeygenAccount, ComponentKeygen, waveKeygen),
+		ObjectMeta: objectMeta(mc, n.KeygenAccount, contract.ComponentKeygen, waveKeygen),
 		Rules:      keygenRules(opts, n),
 	}
 	binding := &rbacv1.RoleBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-		ObjectMeta: objectMeta(mc, n.KeygenAccount, ComponentKeygen, waveKeygen),
+		ObjectMeta: objectMeta(mc, n.KeygenAccount, contract.ComponentKeygen, waveKeygen),
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: n.KeygenAccount},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: n.KeygenAccount}},
 	}
@@ -168,7 +169,7 @@ func keygenObjects(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) ([]
 // keygenJobMeta is the keygen Job's metadata. A Job that runs the script opts out of Flux CD's
 // postBuild substitution, as the entrypoint ConfigMap does: it would replace the script's ${...}.
 func keygenJobMeta(mc *v1alpha2.MiniCluster, n names, template corev1.PodTemplateSpec) metav1.ObjectMeta {
-	meta := objectMeta(mc, n.Keygen, ComponentKeygen, waveKeygen)
+	meta := objectMeta(mc, n.Keygen, contract.ComponentKeygen, waveKeygen)
 	if template.Spec.Containers[0].Command != nil {
 		meta.Annotations[fluxcdSubstitute] = fluxcdSubstituteDisabled
 	}
@@ -186,6 +187,9 @@ func keygenPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names)
 		Args:            keygenArgs(mc, opts, n, project),
 		Env:             keygenJobEnv(),
 		ImagePullPolicy: policy,
+		// A failed keygen's last log lines become its termination message, so that status can say
+		// why from the pod's status alone.
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
 			// The view's Python with ssl, urllib and json loaded, and flux keygen, stay far below.
@@ -225,14 +229,14 @@ func keygenPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names)
 		spec.ImagePullSecrets = pullSecrets(mc.Spec.Containers)
 	}
 	spec.Containers = []corev1.Container{container}
-	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels(mc, ComponentKeygen)}, Spec: spec}, nil
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels(mc, contract.ComponentKeygen)}, Spec: spec}, nil
 }
 
 // inlineCurve carries spec.flux.curveCert when the user gives the certificate inline: an object of
 // the kind the curve-kind option says, as the keygen Job would create. It stays mutable, so that a
 // certificate edited in Git can be applied.
 func inlineCurve(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) Object {
-	return CurveObject(opts.CurveKind, objectMeta(mc, n.Curve, componentCurve, waveConfig), mc.Spec.Flux.CurveCert, false)
+	return CurveObject(opts.CurveKind, objectMeta(mc, n.Curve, contract.ComponentCurve, waveConfig), mc.Spec.Flux.CurveCert, false)
 }
 
 // CurveObject is the certificate object of the given kind, with certText under the key
@@ -264,5 +268,5 @@ func CurveObject(kind v1alpha2.CurveKind, meta metav1.ObjectMeta, certText strin
 // CurveLabels are the labels of the certificate object of the MiniCluster called name; the keygen
 // Job puts them on the object it creates, as render does on an inline one.
 func CurveLabels(name string) map[string]string {
-	return labels(&v1alpha2.MiniCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}, componentCurve)
+	return labels(&v1alpha2.MiniCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}, contract.ComponentCurve)
 }

@@ -3,6 +3,7 @@ package generators
 import (
 	"fmt"
 
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/api/naming"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
@@ -13,35 +14,18 @@ import (
 // layout.go.
 
 const (
-	// managedBy marks every object this function generates; fn uses it to find earlier output.
+	// managedBy is the value of app.kubernetes.io/managed-by on everything we generate.
 	managedBy = "minicluster-fn"
 
-	LabelName      = "app.kubernetes.io/name"
-	LabelInstance  = "app.kubernetes.io/instance"
-	LabelComponent = "app.kubernetes.io/component"
+	// The recommended labels, for people and their tools. No reader of ours selects by them: a
+	// GitOps engine may overwrite them (Argo CD's label tracking writes app.kubernetes.io/instance);
+	// readers use api/contract's labels, which carry the same facts.
+	labelName      = "app.kubernetes.io/name"
+	labelInstance  = "app.kubernetes.io/instance"
+	labelComponent = "app.kubernetes.io/component"
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	// appName is the value of app.kubernetes.io/name on everything we generate.
 	appName = "minicluster"
-
-	// Values of LabelComponent. Consumers (the fluxcd command, GitOps health rules) find an
-	// object's role by them: ComponentBroker is the Indexed Job of brokers, ComponentKeygen the Job
-	// that creates the certificate.
-	ComponentBroker     = "broker"
-	componentEntrypoint = "entrypoint"
-	componentHeadless   = "headless-service"
-	ComponentKeygen     = "keygen"
-	componentCurve      = "curve"
-	componentServices   = "services"
-	componentPort       = "port-service"
-
-	// LabelLifetime on the broker Job says whether its pods end on their own: LifetimeCompletes
-	// (the lead broker runs the command, and the Job completes when it ends) or
-	// LifetimeUntilDeleted (the Job never completes; AnnotationLifetimeReason says why). A label,
-	// so that `kubectl get jobs -l` selects by it; GitOps health checks are chosen by it.
-	LabelLifetime            = "minicluster-fn.dev/lifetime"
-	LifetimeCompletes        = "completes"
-	LifetimeUntilDeleted     = "until-deleted"
-	AnnotationLifetimeReason = "minicluster-fn.dev/lifetime-reason"
 
 	// subdomainMemberLabel marks pods that register in the headless Service's DNS (broker pods and
 	// the services pod), so the keygen pod is not selected.
@@ -126,31 +110,33 @@ func newNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, jobHash, keygenHa
 
 // NamedBy is the MiniCluster field an object's name comes from, for a message about the name.
 func NamedBy(obj Object) string {
-	switch obj.GetLabels()[LabelComponent] {
-	case componentHeadless, componentCurve:
+	switch obj.GetLabels()[contract.LabelComponent] {
+	case contract.ComponentHeadless, contract.ComponentCurve:
 		return "spec.network.headlessName"
 	}
 	return "metadata.name"
 }
 
-// labels are the recommended labels every generated object carries.
+// labels are the labels every generated object carries: the contract's, and the recommended ones
+// with the same facts.
 func labels(mc *v1alpha2.MiniCluster, component string) map[string]string {
 	return map[string]string{
-		LabelName:      appName,
-		LabelInstance:  mc.Name,
-		LabelComponent: component,
-		LabelManagedBy: managedBy,
+		contract.LabelMiniCluster: mc.Name,
+		contract.LabelComponent:   component,
+		labelName:                 appName,
+		labelInstance:             mc.Name,
+		labelComponent:            component,
+		LabelManagedBy:            managedBy,
 	}
 }
 
 // podSelector selects the pods that register in the headless Service's DNS: broker pods and the
 // services pod. It uses stable labels, not job-name, so it survives hash-suffixed Job names.
 func podSelector(mc *v1alpha2.MiniCluster) map[string]string {
-	return map[string]string{LabelName: appName, LabelInstance: mc.Name, subdomainMemberLabel: "true"}
+	return map[string]string{contract.LabelMiniCluster: mc.Name, subdomainMemberLabel: "true"}
 }
 
-// IsGenerated tells whether an object's labels mark it as output of this function for the
-// MiniCluster called name.
-func IsGenerated(objLabels map[string]string, name string) bool {
-	return objLabels[LabelManagedBy] == managedBy && objLabels[LabelInstance] == name
+// brokerSelector selects the broker pods of one MiniCluster.
+func brokerSelector(mc *v1alpha2.MiniCluster) map[string]string {
+	return map[string]string{contract.LabelMiniCluster: mc.Name, contract.LabelComponent: contract.ComponentBroker}
 }

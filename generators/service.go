@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
 
@@ -18,7 +19,7 @@ import (
 func headlessService(mc *v1alpha2.MiniCluster, n names) *corev1.Service {
 	svc := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: objectMeta(mc, n.Service, componentHeadless, waveKeygen),
+		ObjectMeta: objectMeta(mc, n.Service, contract.ComponentHeadless, waveKeygen),
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
 			PublishNotReadyAddresses: true,
@@ -46,9 +47,9 @@ func portServices(mc *v1alpha2.MiniCluster) []*corev1.Service {
 		}
 		svc := &corev1.Service{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-			ObjectMeta: objectMeta(mc, v1alpha2.PortServiceName(mc.Name, c.Name), componentPort, waveConfig),
+			ObjectMeta: objectMeta(mc, v1alpha2.PortServiceName(mc.Name, c.Name), contract.ComponentPort, waveConfig),
 			Spec: corev1.ServiceSpec{
-				Selector: map[string]string{LabelInstance: mc.Name, LabelComponent: ComponentBroker},
+				Selector: brokerSelector(mc),
 			},
 		}
 		for _, p := range c.Ports {

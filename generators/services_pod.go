@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 )
 
@@ -16,7 +17,7 @@ func servicesPod(mc *v1alpha2.MiniCluster, n names) *corev1.Pod {
 	s := &mc.Spec
 	pod := &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: objectMeta(mc, n.ServicesPod, componentServices, waveBrokers),
+		ObjectMeta: objectMeta(mc, n.ServicesPod, contract.ComponentServices, waveBrokers),
 		Spec:       servicesPodSpec(mc, n),
 	}
 	pod.Labels = copyInto(copyInto(copyInto(nil, s.Pod.Labels), pod.Labels), podSelector(mc))

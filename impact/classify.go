@@ -10,8 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
-	"github.com/minicluster-fn/minicluster-fn/generators"
 )
 
 // objectID is an object's identity for a GitOps engine: group, kind, namespace and name.
@@ -25,11 +25,11 @@ func displayID(u *unstructured.Unstructured) string {
 }
 
 func isBrokerJob(u *unstructured.Unstructured) bool {
-	return u.GetKind() == "Job" && u.GetLabels()[generators.LabelComponent] == generators.ComponentBroker
+	return u.GetKind() == "Job" && u.GetLabels()[contract.LabelComponent] == contract.ComponentBroker
 }
 
 func isKeygenJob(u *unstructured.Unstructured) bool {
-	return u.GetKind() == "Job" && u.GetLabels()[generators.LabelComponent] == generators.ComponentKeygen
+	return u.GetKind() == "Job" && u.GetLabels()[contract.LabelComponent] == contract.ComponentKeygen
 }
 
 // mutableJobSpec are the fields of a Job's spec that the API server lets an update change

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/fn"
-	"github.com/minicluster-fn/minicluster-fn/generators"
 )
 
 // Set is one MiniCluster's manifest set at one revision.
@@ -167,8 +167,8 @@ func RenderedSets(files []RenderedFile) ([]Set, error) {
 // object minicluster-fn did not generate.
 func miniClusterOf(u *unstructured.Unstructured) string {
 	labels := u.GetLabels()
-	name := labels[generators.LabelInstance]
-	if name == "" || !generators.IsGenerated(labels, name) {
+	name := labels[contract.LabelMiniCluster]
+	if name == "" || !contract.IsGenerated(labels, name) {
 		return ""
 	}
 	return name

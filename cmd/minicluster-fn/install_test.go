@@ -60,3 +60,20 @@ func TestInstallBadDir(t *testing.T) {
 		t.Errorf("install without a directory succeeded")
 	}
 }
+
+// TestInstallKubectlPlugin: --kubectl-plugin writes the binary under the name kubectl looks for,
+// and leaves minicluster-fn alone.
+func TestInstallKubectlPlugin(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, err := runCmd(t, "", "install", "--kubectl-plugin", dir)
+	target := filepath.Join(dir, "kubectl-minicluster")
+	if err != nil || out != "installed "+target+"\n" {
+		t.Fatalf("install --kubectl-plugin: %v, stdout %q\n%s", err, out, errOut)
+	}
+	if fi, err := os.Stat(target); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("%s: %v, want an executable", target, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "minicluster-fn")); err == nil {
+		t.Error("install --kubectl-plugin also wrote minicluster-fn")
+	}
+}

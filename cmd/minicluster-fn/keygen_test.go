@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
 	"github.com/minicluster-fn/minicluster-fn/generators"
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
@@ -472,7 +473,7 @@ func TestKeygenHelpPublishExample(t *testing.T) {
 	}
 	var args []string
 	for _, o := range objs {
-		if job, ok := o.(*batchv1.Job); ok && job.Labels[generators.LabelComponent] == "keygen" {
+		if job, ok := o.(*batchv1.Job); ok && job.Labels[contract.LabelComponent] == "keygen" {
 			args = job.Spec.Template.Spec.Containers[0].Args
 		}
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"runtime/debug"
 )
 
@@ -18,7 +19,11 @@ func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
-	if execute(newRootCmd()) != nil {
+	root := newRootCmd()
+	if filepath.Base(os.Args[0]) == pluginName {
+		root = newPluginCmd()
+	}
+	if execute(root) != nil {
 		os.Exit(1)
 	}
 }

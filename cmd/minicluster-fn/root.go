@@ -45,7 +45,27 @@ stdout. That is how kustomize (generators:) and kpt (mutators:) run it.`,
 			return runKRM(in, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.AddCommand(newRenderCmd(), newValidateCmd(), newVersionCmd(), newKeygenCmd(), newFluxcdCmd(), newInstallCmd(), newDiffCmd())
+	cmd.AddCommand(newRenderCmd(), newValidateCmd(), newVersionCmd(), newKeygenCmd(), newFluxcdCmd(), newInstallCmd(), newDiffCmd(), newStatusCmd(), newWaitCmd())
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err: err, command: c.CommandPath()} })
+	markCommandErrors(cmd)
+	return cmd
+}
+
+// newPluginCmd is the command line of the binary installed as the kubectl plugin
+// kubectl-minicluster (install --kubectl-plugin): the commands that read the cluster, under the name
+// kubectl users type.
+func newPluginCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   pluginName,
+		Short: "See MiniClusters rendered by minicluster-fn in the cluster: status and wait",
+		Annotations: map[string]string{
+			cobra.CommandDisplayNameAnnotation: "kubectl minicluster",
+		},
+		Args:          usageArgs(cobra.NoArgs),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	cmd.AddCommand(newStatusCmd(), newWaitCmd(), newVersionCmd())
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err: err, command: c.CommandPath()} })
 	markCommandErrors(cmd)
 	return cmd

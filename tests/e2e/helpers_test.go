@@ -28,19 +28,21 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
 )
 
 const (
 	modulePath = "github.com/minicluster-fn/minicluster-fn"
 
-	labelComponent = "app.kubernetes.io/component"
-	labelInstance  = "app.kubernetes.io/instance"
-	labelManagedBy = "app.kubernetes.io/managed-by"
+	labelComponent   = contract.LabelComponent
+	labelMiniCluster = contract.LabelMiniCluster
+	labelManagedBy   = "app.kubernetes.io/managed-by"
 
-	componentBroker   = "broker"
-	componentHeadless = "headless-service"
-	componentKeygen   = "keygen"
-	componentEntry    = "entrypoint"
+	componentBroker   = contract.ComponentBroker
+	componentHeadless = contract.ComponentHeadless
+	componentKeygen   = contract.ComponentKeygen
+	componentEntry    = contract.ComponentEntrypoint
 
 	// jobCompletionIndexLabel is set on every pod of an Indexed Job by the Job controller.
 	jobCompletionIndexLabel = "batch.kubernetes.io/job-completion-index"

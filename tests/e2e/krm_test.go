@@ -451,8 +451,8 @@ func checkKRMSet(t testing.TB, m *manifests, mc miniClusterInfo) {
 		if o.GetLabels()[labelManagedBy] != "minicluster-fn" {
 			continue
 		}
-		if o.GetLabels()[labelInstance] != mc.Name {
-			t.Errorf("%s: instance label %q, want %q", o, o.GetLabels()[labelInstance], mc.Name)
+		if o.GetLabels()[labelMiniCluster] != mc.Name {
+			t.Errorf("%s: "+labelMiniCluster+" label %q, want %q", o, o.GetLabels()[labelMiniCluster], mc.Name)
 		}
 		ann := map[string]string{}
 		for k, v := range o.GetAnnotations() {

@@ -83,6 +83,7 @@ func TestAPIServer(t *testing.T) {
 	t.Run("keygen image", c.testKeygenImage)
 	t.Run("pod security", c.testPodSecurity)
 	t.Run("overlays", c.testOverlays)
+	t.Run("status with the view role", c.testStatusView)
 }
 
 // warningCollector records warning headers (deprecations, unknown fields under non-strict
@@ -204,7 +205,7 @@ func find(t testing.TB, objs []*unstructured.Unstructured, kind, component strin
 	t.Helper()
 	var found []*unstructured.Unstructured
 	for _, o := range objs {
-		if o.GetKind() == kind && o.GetLabels()["app.kubernetes.io/component"] == component {
+		if o.GetKind() == kind && o.GetLabels()["minicluster-fn.dev/component"] == component {
 			found = append(found, o)
 		}
 	}
@@ -215,7 +216,7 @@ func find(t testing.TB, objs []*unstructured.Unstructured, kind, component strin
 }
 
 // kubeconfigFor writes a kubeconfig for this server with a bearer token and a default namespace.
-func (c *cluster) kubeconfigFor(t *testing.T, token, namespace string) string {
+func (c *cluster) kubeconfigFor(t testing.TB, token, namespace string) string {
 	t.Helper()
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["it"] = &clientcmdapi.Cluster{
@@ -250,7 +251,7 @@ func (r fnResult) String() string {
 }
 
 // runFn runs the binary with exactly env as its environment.
-func runFn(t *testing.T, env []string, stdin string, args ...string) fnResult {
+func runFn(t testing.TB, env []string, stdin string, args ...string) fnResult {
 	t.Helper()
 	cmd := exec.Command(fnBinary(t), args...)
 	cmd.Env = env

@@ -240,7 +240,7 @@ func (c *cluster) testKeygenScript(t *testing.T) {
 		applied := c.apply(t, before.ns, objs)
 		var job *unstructured.Unstructured
 		for _, o := range applied {
-			if o.GetKind() == "Job" && o.GetLabels()["app.kubernetes.io/component"] == "keygen" {
+			if o.GetKind() == "Job" && o.GetLabels()["minicluster-fn.dev/component"] == "keygen" {
 				job = o
 			}
 		}

@@ -82,7 +82,7 @@ func (c *cluster) keygenSetupOf(t *testing.T, objs []*unstructured.Unstructured,
 		}
 	}
 	for _, o := range c.apply(t, s.ns, toApply) {
-		if o.GetKind() == "Job" && o.GetLabels()["app.kubernetes.io/component"] == "keygen" {
+		if o.GetKind() == "Job" && o.GetLabels()["minicluster-fn.dev/component"] == "keygen" {
 			s.job = o
 		}
 	}
@@ -152,7 +152,7 @@ func argValue(t *testing.T, args []string, flag string) string {
 }
 
 // token is a real ServiceAccount token from the TokenRequest API, as kubelet mounts into pods.
-func (c *cluster) token(t *testing.T, ns, account string) string {
+func (c *cluster) token(t testing.TB, ns, account string) string {
 	t.Helper()
 	tr, err := c.cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), account, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))},
@@ -228,7 +228,7 @@ func (c *cluster) checkPublished(t *testing.T, s *keygenSetup, meta metav1.Objec
 	if immutable == nil || !*immutable {
 		t.Error("the certificate object is not immutable")
 	}
-	if meta.Labels["app.kubernetes.io/instance"] != "flux-sample" || meta.Labels["app.kubernetes.io/component"] != "curve" {
+	if meta.Labels["minicluster-fn.dev/minicluster"] != "flux-sample" || meta.Labels["minicluster-fn.dev/component"] != "curve" {
 		t.Errorf("labels = %v", meta.Labels)
 	}
 	if check := runFn(t, nil, cert, "keygen", "check", "-"); check.code != 0 || !strings.Contains(check.stdout, `CURVE certificate "flux-sample"`) {

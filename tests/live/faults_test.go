@@ -52,7 +52,7 @@ type document struct {
 
 var (
 	kindLine      = regexp.MustCompile(`(?m)^kind: (\S+)`)
-	componentLine = regexp.MustCompile(`(?m)^    app.kubernetes.io/component: (\S+)`)
+	componentLine = regexp.MustCompile(`(?m)^    minicluster-fn.dev/component: (\S+)`)
 )
 
 // splitDocuments splits kustomize's output into its documents.

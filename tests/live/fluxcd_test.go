@@ -477,7 +477,7 @@ func allPruned(t *testing.T, ns, instance string, resources ...string) {
 					Metadata objectMeta `json:"metadata"`
 				} `json:"items"`
 			}
-			if err := listObjects(&l, ns, resource, labelInstance+"="+instance); err != nil {
+			if err := listObjects(&l, ns, resource, labelMiniCluster+"="+instance); err != nil {
 				return false, "", err
 			}
 			var names []string

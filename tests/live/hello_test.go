@@ -119,7 +119,7 @@ func checkNoProjectImage(t *testing.T, ns string, rendered []byte) {
 			t.Errorf("pod %s ran the project image", line)
 		}
 	}
-	keygen := strings.Fields(mustKube(t, nil, "-n", ns, "get", "pods", "-l", "app.kubernetes.io/component=keygen",
+	keygen := strings.Fields(mustKube(t, nil, "-n", ns, "get", "pods", "-l", labelComponent+"=keygen",
 		"-o", "jsonpath={.items[*].spec.containers[*].image}"))
 	if len(keygen) == 0 || slices.ContainsFunc(keygen, func(image string) bool { return image != suite.images.view }) {
 		t.Errorf("keygen pods ran %q, want the view image %s", keygen, suite.images.view)

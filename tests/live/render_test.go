@@ -14,15 +14,16 @@ import (
 	"time"
 )
 
-// Labels of the generated objects (README: "What it generates").
+// The labels of the generated objects that say which MiniCluster and which part of it they are
+// (api/contract; docs/generated-objects.md). This module uses the standard library only (go.mod).
 const (
-	labelInstance  = "app.kubernetes.io/instance"
-	labelComponent = "app.kubernetes.io/component"
+	labelMiniCluster = "minicluster-fn.dev/minicluster"
+	labelComponent   = "minicluster-fn.dev/component"
 )
 
 // selector of a MiniCluster's objects of one component (broker, keygen, ...).
 func selector(instance, component string) string {
-	return labelInstance + "=" + instance + "," + labelComponent + "=" + component
+	return labelMiniCluster + "=" + instance + "," + labelComponent + "=" + component
 }
 
 // run runs a tool with a bounded time in dir and returns its stdout.

@@ -112,7 +112,7 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte) 
 			b.Fatal(err)
 		}
 	case <-time.After(completeLimit):
-		b.Fatalf("hello-world: the Job did not complete within %s: %s", completeLimit, podsState(b, ns, labelInstance+"="+instance))
+		b.Fatalf("hello-world: the Job did not complete within %s: %s", completeLimit, podsState(b, ns, labelMiniCluster+"="+instance))
 	}
 	cancel()
 
@@ -187,7 +187,7 @@ func (tl *timeline) observe(seen time.Time, raw []byte) error {
 	}
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
-	if tl.start.IsZero() || tl.finished || head.Metadata.Labels[labelInstance] != tl.instance && head.Kind != "Secret" {
+	if tl.start.IsZero() || tl.finished || head.Metadata.Labels[labelMiniCluster] != tl.instance && head.Kind != "Secret" {
 		return nil
 	}
 	at := seen.Sub(tl.start)

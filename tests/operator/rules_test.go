@@ -49,8 +49,8 @@ var rules = []rule{
 	r("D-namespace", deliberate, anyObject, `\.metadata\.namespace`).when(absentInOurs),
 	r("D-namespace", deliberate, roleBroker+"|"+roleServices, `(?:\.spec\.template)?\.metadata\.labels\.namespace`).when(absentInOurs),
 	r("E-template-meta", equivalent, roleBroker, `\.spec\.template\.metadata\.(?:name|namespace)`).when(absentInOurs),
-	r("D-labels", deliberate, anyObject, `(?:\.spec\.template)?\.metadata\.labels\.(?:app\.kubernetes\.io/(?:component|instance|managed-by)|minicluster-fn\.dev/subdomain-member)`).when(absentInOperator),
-	r("D-labels", deliberate, roleBroker, `\.metadata\.(?:labels\.minicluster-fn\.dev/lifetime|annotations\.minicluster-fn\.dev/lifetime-reason)`).when(absentInOperator),
+	r("D-labels", deliberate, anyObject, `(?:\.spec\.template)?\.metadata\.labels\.(?:app\.kubernetes\.io/(?:component|instance|managed-by)|minicluster-fn\.dev/(?:subdomain-member|minicluster|component))`).when(absentInOperator),
+	r("D-labels", deliberate, roleBroker, `\.metadata\.(?:labels\.minicluster-fn\.dev/lifetime|annotations\.minicluster-fn\.dev/(?:lifetime-reason|max-size|view-image|view-source))`).when(absentInOperator),
 	r("D-labels", deliberate, anyObject, `(?:\.spec\.template)?\.metadata\.labels\.app\.kubernetes\.io/name`).when(both),
 	r("D-labels", deliberate, anyObject, `(?:\.spec\.template)?\.metadata\.labels\.app\.kubernetes\.io/name`).when(absentInOperator),
 	r("D-labels", deliberate, roleBroker+"|"+roleServices, `(?:\.spec\.template)?\.metadata\.labels\.app`).when(absentInOurs),
@@ -66,12 +66,12 @@ var rules = []rule{
 	r("D-service-selector", deliberate, roleServices, `\.metadata\.labels\.job-name`).when(absentInOurs),
 	// The headless Service.
 	r("D-service-selector", deliberate, roleHeadless, `\.spec\.selector\.(?:job-name|job-index)`).when(absentInOurs),
-	r("D-service-selector", deliberate, roleHeadless, `\.spec\.selector\.(?:app\.kubernetes\.io/(?:name|instance)|minicluster-fn\.dev/subdomain-member|batch\.kubernetes\.io/job-completion-index)`).when(absentInOperator),
+	r("D-service-selector", deliberate, roleHeadless, `\.spec\.selector\.(?:app\.kubernetes\.io/(?:name|instance)|minicluster-fn\.dev/(?:subdomain-member|minicluster)|batch\.kubernetes\.io/job-completion-index)`).when(absentInOperator),
 	r("D-publish-not-ready", deliberate, roleHeadless, `\.spec\.publishNotReadyAddresses`).when(absentInOperator),
 	r("D-minimal-service", deliberate, roleHeadless, `\.spec\.clusterIP`).when(absentInOperator),
 	r("D-named-ports", deliberate, roleHeadless+"|"+rolePortPrefix+".*", `\.spec\.ports\[(?:\d+)\]\.(?:port|protocol|targetPort)`).when(absentInOurs),
 	r("D-named-ports", deliberate, roleHeadless+"|"+rolePortPrefix+".*", `\.spec\.ports\[[a-z][a-z0-9-]*\]\.(?:name|port|protocol|targetPort)`).when(absentInOperator),
-	r("D-service-selector", deliberate, rolePortPrefix+".*", `\.spec\.selector\.app\.kubernetes\.io/(?:name|instance|component)`),
+	r("D-service-selector", deliberate, rolePortPrefix+".*", `\.spec\.selector\.(?:app\.kubernetes\.io/(?:name|instance|component)|minicluster-fn\.dev/(?:minicluster|component))`),
 	// Affinity: the same spread, selected through our labels.
 	r("D-labels", deliberate, roleBroker, podSpec+`\.affinity\.pod(?:Anti)?Affinity\.preferredDuringSchedulingIgnoredDuringExecution\[0\]\.podAffinityTerm\.labelSelector\.match(?:Expressions|Labels).*`),
 	// The CURVE certificate comes from the keygen Job, a one-off pod (or the user), not from the

@@ -1,0 +1,91 @@
+package status_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/minicluster-fn/minicluster-fn/internal/status"
+	"github.com/minicluster-fn/minicluster-fn/internal/status/statustest"
+)
+
+// TestSummarize: every phase and every reason, from objects shaped as the API server returns them
+// for each case (testdata/cluster.yaml) and the broker scripts' log lines (testdata/logs.yaml).
+func TestSummarize(t *testing.T) {
+	objs, err := statustest.Objects("testdata/cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs, err := statustest.Logs("testdata/logs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !status.Needs(objs) {
+		t.Error("Needs is false, with MiniClusters that are not healthy")
+	}
+	rows := status.Summarize(context.Background(), objs, logs)
+	want := map[string]struct {
+		phase   status.Phase
+		brokers string
+		cert    status.Certificate
+		// reason holds every one of these, in order; none for a healthy phase.
+		reason    []string
+		managedBy string
+	}{
+		"hello":      {status.PhaseSucceeded, "0/2", status.CertificatePresent, nil, ""},
+		"persistent": {status.PhaseReady, "2/2 (max 4)", status.CertificatePresent, nil, "Kustomization/flux-system/apps"},
+		"pullfail": {status.PhaseWaitingForCertificate, "0/2", status.CertificateMissing, []string{
+			"the keygen image localhost/minicluster-fn-live/does-not-exist:1 cannot be pulled", "pod pullfail-keygen-c50f362e-kq2xv",
+			"failed to pull and unpack image", ": not found", "build and load the image"}, "Application/hpc-apps"},
+		"failing": {status.PhaseFailed, "0/2", status.CertificatePresent, []string{
+			"pod failing-d5328246-0-abcde container failing exited with status 3", "the command failed with exit status 3",
+			"last lines of its log: step 2 | Error: input file missing | failing-d5328246-0: the command failed"}, ""},
+		"degraded": {status.PhaseDegraded, "2/3", status.CertificatePresent, []string{"broker pod degraded-d5328246-2-zzzzz has not joined yet"}, ""},
+		"huge":     {status.PhaseStarting, "0/2", status.CertificatePresent, []string{"pod huge-d5328246-0-abcde cannot be scheduled: 0/1 nodes are available: 1 Insufficient cpu"}, ""},
+		"lonely": {status.PhaseStarting, "0/2", status.CertificatePresent, []string{
+			"broker pod lonely-d5328246-0-abcde has not joined:", "the main broker: the instance has not started after 90s"}, ""},
+		"claims": {status.PhaseStarting, "0/1", status.CertificatePresent, []string{
+			"PersistentVolumeClaim claims-results of broker pod claims-d5328246-0-abcde is Pending", `storageclass.storage.k8s.io "does-not-exist" not found`}, ""},
+		"quota": {status.PhaseStarting, "0/2", status.CertificatePresent, []string{
+			"the Job controller cannot create the pods of Job quota-d5328246", "exceeded quota: no-pods"}, ""},
+		"noview": {status.PhaseStarting, "0/1", status.CertificatePresent, []string{
+			"the view image ghcr.io/converged-computing/flux-view-ubuntu:tag-noble cannot be pulled", "container flux-view", "401 Unauthorized"}, ""},
+		"busy": {status.PhaseRunning, "2/2", status.CertificatePresent, nil, "Application/hpc-apps"},
+		"badkey": {status.PhaseWaitingForCertificate, "0/0", status.CertificateMissing, []string{
+			"keygen pod badkey-keygen-c50f362e-b8sd1 failed (exit status 1): keygen: forbidden: the keygen ServiceAccount may not create configmaps"}, ""},
+		"noquota": {status.PhaseWaitingForCertificate, "0/0", status.CertificateMissing, []string{
+			"the Job controller cannot create the pod of the keygen Job noquota-keygen-c50f362e", "exceeded quota: no-pods"}, ""},
+		"cmcurve": {status.PhaseStarting, "0/1", status.CertificatePresent, []string{
+			"image registry.example/app:9 cannot be pulled (pod cmcurve-d5328246-0-abcde, container cmcurve)"}, ""},
+	}
+	seen := map[string]bool{}
+	for _, mc := range rows {
+		seen[mc.Name] = true
+		w, ok := want[mc.Name]
+		if !ok {
+			t.Errorf("unexpected MiniCluster %s", mc.Name)
+			continue
+		}
+		if mc.Phase != w.phase || mc.BrokersColumn() != w.brokers || mc.Certificate != w.cert || mc.ManagedBy != w.managedBy {
+			t.Errorf("%s: phase %s, brokers %s, certificate %s, managed by %q; want %s, %s, %s, %q",
+				mc.Name, mc.Phase, mc.BrokersColumn(), mc.Certificate, mc.ManagedBy, w.phase, w.brokers, w.cert, w.managedBy)
+		}
+		if w.reason == nil && mc.Reason != "" {
+			t.Errorf("%s: reason %q, want none", mc.Name, mc.Reason)
+		}
+		rest := mc.Reason
+		for _, part := range w.reason {
+			i := strings.Index(rest, part)
+			if i < 0 {
+				t.Errorf("%s: reason %q lacks %q (in this order)", mc.Name, mc.Reason, part)
+				break
+			}
+			rest = rest[i+len(part):]
+		}
+	}
+	for name := range want {
+		if !seen[name] {
+			t.Errorf("MiniCluster %s not found", name)
+		}
+	}
+}
