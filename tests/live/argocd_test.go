@@ -2,10 +2,13 @@ package live
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +21,8 @@ import (
 // says. Only the repository URL (in the Application) and the images (in the MiniCluster, the
 // stand-ins the cluster has) differ from the examples. Argo CD renders the MiniCluster itself: the
 // repo server runs kustomize, which runs minicluster-fn from the repo server's PATH (setup a), or
-// the plugin server does (setup b).
+// the plugin server does (setup b). Setup b runs under Argo CD's label tracking
+// (application.resourceTrackingMethod: label), setup a under its default.
 
 const (
 	argocdNamespace = "argocd"
@@ -49,9 +53,12 @@ type argocdApplication struct {
 			Type    string `json:"type"`
 			Message string `json:"message"`
 		} `json:"conditions"`
+		// ReconciledAt is when the controller last compared the Application with Git.
+		ReconciledAt   *time.Time `json:"reconciledAt"`
 		OperationState *struct {
-			Phase      string `json:"phase"`
-			Message    string `json:"message"`
+			Phase      string    `json:"phase"`
+			Message    string    `json:"message"`
+			StartedAt  time.Time `json:"startedAt"`
 			SyncResult *struct {
 				Revision  string `json:"revision"`
 				Resources []struct {
@@ -156,11 +163,21 @@ func newArgoCDTest(t *testing.T, setup string) *argocdTest {
 	switch setup {
 	case "kustomize-exec":
 		patchArgoCDSettings(t, filepath.Join(examples, "kustomize-exec", "argocd-cm-patch.yaml"))
+		// Argo CD's default tracking, whatever an interrupted run of the cmp setup left.
+		setTrackingMethod(t, "")
 	case "cmp":
 		// The plugin renders with its own flags; no --enable-exec for Argo CD's own kustomize,
 		// so nothing but the plugin can run the generator.
 		mustKube(t, nil, "-n", argocdNamespace, "patch", "configmap", "argocd-cm", "--type=merge",
 			"-p", `{"data":{"kustomize.buildOptions":null}}`)
+		// Label tracking, Argo CD's default before v3 and still a documented setting: Argo CD
+		// writes the Application's name over app.kubernetes.io/instance on every object it
+		// applies, so every MiniCluster of the Application claims the same instance
+		// (argocdLabelTracking). This setup's whole life cycle runs under it; the kustomize-exec
+		// setup's runs under the default. Registered before the Application's deletion, the
+		// restore runs after it.
+		setTrackingMethod(t, "label")
+		t.Cleanup(func() { setTrackingMethod(t, "") })
 	default:
 		t.Fatalf("no Argo CD setup %q", setup)
 	}
@@ -221,6 +238,40 @@ func installArgoCDTool(t *testing.T, container string) {
 func patchArgoCDSettings(t *testing.T, file string) {
 	t.Helper()
 	mustKube(t, nil, "-n", argocdNamespace, "patch", "configmap", "argocd-cm", "--patch-file", file)
+}
+
+// setTrackingMethod sets argocd-cm's application.resourceTrackingMethod (method "": removed, Argo
+// CD's default, annotation) and waits until the application controller has taken it. The
+// controller reads the key from argocd-cm through its settings manager, which watches the
+// ConfigMap, at every comparison and sync (util/settings GetTrackingMethod); a changed method also
+// invalidates its cache of the cluster's objects, which it logs as "live state cache invalidated"
+// (controller/cache/cache.go, watchSettings, v3.6.1). The repo server gets the method with each
+// manifest request, and its manifest cache is keyed by it.
+func setTrackingMethod(t *testing.T, method string) {
+	t.Helper()
+	const key = "application.resourceTrackingMethod"
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := getObject(&cm, argocdNamespace, "configmaps", "argocd-cm"); err != nil {
+		t.Fatal(err)
+	}
+	effective := func(m string) string { return cmp.Or(m, "annotation") }
+	if effective(cm.Data[key]) == effective(method) {
+		return
+	}
+	const invalidated = "live state cache invalidated"
+	before := strings.Count(readLog(t, "argocd-application-controller"), invalidated)
+	value := "null"
+	if method != "" {
+		value = strconv.Quote(method)
+	}
+	mustKube(t, nil, "-n", argocdNamespace, "patch", "configmap", "argocd-cm", "--type=merge",
+		"-p", `{"data":{"`+key+`":`+value+`}}`)
+	waitFor(t, "the application controller to take resourceTrackingMethod "+effective(method), time.Minute, func() (bool, string, error) {
+		n := strings.Count(readLog(t, "argocd-application-controller"), invalidated)
+		return n > before, fmt.Sprintf("%q logged %d times, %d before the patch", invalidated, n, before), nil
+	})
 }
 
 // deleteArgoCDApp deletes the Application and then the MiniCluster's namespace, and waits for
@@ -489,6 +540,171 @@ func addPersistent(t *testing.T, a *argocdTest, name string) string {
 	return rev
 }
 
+// argocdLabelTracking: the Application holds two MiniClusters, the example's and other, under
+// label tracking (the cmp setup's): Argo CD's instance label names the Application on the objects
+// of both. status still shows them as two rows, each with its own broker Job and phase; a second
+// sync, with prune, and a refresh leave the Application Synced and Healthy with every object of
+// both as it was (same UIDs, pods included), nothing pruned.
+func argocdLabelTracking(t *testing.T, a *argocdTest, other string) {
+	t.Helper()
+	rev := gitCmd(t, a.repo.dir, "rev-parse", "HEAD")
+	instances := []string{argocdApp, other}
+
+	// The tracking was on: each object Argo CD applied (the pods and the certificate, which have
+	// an owner, it did not) carries the Application's name as its instance, other's too, and no
+	// tracking-id annotation.
+	const instanceLabel, trackingID = "app.kubernetes.io/instance", "argocd.argoproj.io/tracking-id"
+	for _, instance := range instances {
+		for _, resource := range []string{"jobs", "services", "configmaps", "serviceaccounts", "roles", "rolebindings"} {
+			var l struct {
+				Items []struct {
+					Metadata objectMeta `json:"metadata"`
+				} `json:"items"`
+			}
+			if err := listObjects(&l, argocdTarget, resource, labelMiniCluster+"="+instance); err != nil {
+				t.Fatal(err)
+			}
+			if len(l.Items) == 0 {
+				t.Errorf("no %s of %s", resource, instance)
+			}
+			for _, o := range l.Items {
+				if got := o.Metadata.Labels[instanceLabel]; got != argocdApp || o.Metadata.Annotations[trackingID] != "" {
+					t.Errorf("%s %s of %s: %s %q, annotation %s %q; label tracking writes %q and no annotation",
+						resource, o.Metadata.Name, instance, instanceLabel, got, trackingID, o.Metadata.Annotations[trackingID], argocdApp)
+				}
+			}
+		}
+	}
+
+	rows := checkTwoRows(t, other)
+	uids := miniClusterUIDs(t, instances...)
+
+	// A second sync, as `argocd app sync --prune` asks for one (an operation on the Application,
+	// docs/user-guide/sync-kubectl.md): everything is applied again, and anything Argo CD took for
+	// its own but not in Git would be pruned.
+	app := getApplication(t)
+	var last time.Time
+	if op := app.Status.OperationState; op != nil {
+		last = op.StartedAt
+	}
+	mustKube(t, nil, "-n", argocdNamespace, "patch", "application", argocdApp, "--type=merge", "-p",
+		`{"operation":{"initiatedBy":{"username":"minicluster-fn-live"},"sync":{"revision":"`+rev+`","prune":true,"syncStrategy":{"hook":{}}}}}`)
+	took := waitFor(t, "the second sync of "+argocdApp, argocdStepLimit, func() (bool, string, error) {
+		if err := getObject(&app, argocdNamespace, "applications", argocdApp); err != nil {
+			return false, "", err
+		}
+		op := app.Status.OperationState
+		return op != nil && op.StartedAt.After(last) && op.Phase != "Running", app.state(), nil
+	})
+	op := app.Status.OperationState
+	if op.Phase != "Succeeded" || op.SyncResult == nil {
+		t.Fatalf("the second sync: %s", app.state())
+	}
+	for _, r := range op.SyncResult.Resources {
+		if r.Status != "Synced" {
+			t.Errorf("the second sync: %s/%s %s %q", r.Kind, r.Name, r.Status, r.Message)
+		}
+	}
+	synced(t, rev)
+	sameUIDs(t, "the second sync", uids, miniClusterUIDs(t, instances...))
+
+	// A hard refresh: Argo CD compares again, and still finds nothing to sync or prune.
+	refreshed := time.Now().Truncate(time.Second)
+	refresh(t)
+	waitFor(t, "Argo CD's comparison after the refresh", argocdStepLimit, func() (bool, string, error) {
+		if err := getObject(&app, argocdNamespace, "applications", argocdApp); err != nil {
+			return false, "", err
+		}
+		_, pending := app.Metadata.Annotations["argocd.argoproj.io/refresh"]
+		return !pending && app.Status.ReconciledAt != nil && !app.Status.ReconciledAt.Before(refreshed), app.state(), nil
+	})
+	if app.Status.Sync.Status != "Synced" || app.Status.Sync.Revision != rev || app.Status.Health.Status != "Healthy" || len(app.Status.Conditions) > 0 {
+		t.Errorf("after the refresh: %s", app.state())
+	}
+	for _, r := range app.Status.Resources {
+		if r.Status != "Synced" || r.RequiresPruning {
+			t.Errorf("after the refresh: %s/%s %s, requires pruning %v", r.Kind, r.Name, r.Status, r.RequiresPruning)
+		}
+	}
+	sameUIDs(t, "the refresh", uids, miniClusterUIDs(t, instances...))
+	checkTwoRows(t, other)
+	t.Logf("label tracking: both MiniClusters' objects labelled %s=%s; status: %s; a second sync (%d resources, %.1fs) and a refresh left all %d objects and pods as they were",
+		instanceLabel, argocdApp, rows, len(op.SyncResult.Resources), took.Seconds(), len(uids))
+}
+
+// checkTwoRows checks what status says of the Argo CD tests' namespace holding the example's
+// MiniCluster (its command complete) and other (persistent, size 2, joined): two rows, each with
+// its own broker Job and phase, and other managed by the Application. It returns the rows, summed up.
+func checkTwoRows(t *testing.T, other string) string {
+	t.Helper()
+	rows, err := statusRows(argocdTarget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{argocdApp: "Succeeded", other: "Ready"}
+	var seen []string
+	for _, row := range rows {
+		seen = append(seen, fmt.Sprintf("%s %s %d/%d (%s, managed by %q)", row.Name, row.Phase, row.Joined, row.Size, row.BrokerJob, row.ManagedBy))
+		phase, ok := want[row.Name]
+		if !ok {
+			continue
+		}
+		if j := brokerJob(t, argocdTarget, row.Name); row.Phase != phase || row.BrokerJob != j.Metadata.Name {
+			t.Errorf("status says %s is %s with broker Job %s; want %s with %s", row.Name, row.Phase, row.BrokerJob, phase, j.Metadata.Name)
+		}
+		// The example's MiniCluster is named as the Application: its instance label cannot tell.
+		if row.Name == other && (row.Joined != 2 || row.Size != 2 || row.ManagedBy != "Application/"+argocdApp) {
+			t.Errorf("status says %d of %d brokers of %s joined, managed by %q; want 2 of 2, Application/%s", row.Joined, row.Size, other, row.ManagedBy, argocdApp)
+		}
+		delete(want, row.Name)
+	}
+	if len(rows) != 2 || len(want) > 0 {
+		t.Errorf("status -n %s shows %d rows (%s); want one for %s and one for %s", argocdTarget, len(rows), strings.Join(seen, "; "), argocdApp, other)
+	}
+	return strings.Join(seen, "; ")
+}
+
+// miniClusterUIDs are the UIDs of every object of the MiniClusters in the Argo CD tests'
+// namespace, pods and certificates included, by kind and name.
+func miniClusterUIDs(t *testing.T, instances ...string) map[string]string {
+	t.Helper()
+	uids := map[string]string{}
+	for _, instance := range instances {
+		for _, resource := range []string{"jobs", "pods", "configmaps", "secrets", "services", "serviceaccounts", "roles", "rolebindings"} {
+			var l struct {
+				Items []struct {
+					Metadata objectMeta `json:"metadata"`
+				} `json:"items"`
+			}
+			if err := listObjects(&l, argocdTarget, resource, labelMiniCluster+"="+instance); err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range l.Items {
+				uids[resource+"/"+o.Metadata.Name] = o.Metadata.UID
+			}
+		}
+	}
+	return uids
+}
+
+// sameUIDs fails the test for each object that after (what) does not have the same UID as before,
+// or is new.
+func sameUIDs(t *testing.T, what string, before, after map[string]string) {
+	t.Helper()
+	for _, o := range slices.Sorted(maps.Keys(before)) {
+		if uid, ok := after[o]; !ok {
+			t.Errorf("%s deleted %s", what, o)
+		} else if uid != before[o] {
+			t.Errorf("%s replaced %s", what, o)
+		}
+	}
+	for _, o := range slices.Sorted(maps.Keys(after)) {
+		if _, ok := before[o]; !ok {
+			t.Errorf("%s created %s", what, o)
+		}
+	}
+}
+
 // TestArgoCDLiveKustomizeExec is setup (a): Argo CD's own kustomize with --enable-exec runs the
 // generator from the repo server's PATH.
 func TestArgoCDLiveKustomizeExec(t *testing.T) {
@@ -684,7 +900,8 @@ func TestArgoCDLiveKustomizeExec(t *testing.T) {
 }
 
 // TestArgoCDLiveCMP is setup (b): the plugin sidecar renders the Application that names it; Argo
-// CD's own kustomize has no --enable-exec.
+// CD's own kustomize has no --enable-exec. It runs under Argo CD's label tracking
+// (newArgoCDTest), with two MiniClusters in the Application before one is deleted.
 func TestArgoCDLiveCMP(t *testing.T) {
 	a := newArgoCDTest(t, "cmp")
 	const persistent = "persistent-cmp"
@@ -695,10 +912,11 @@ func TestArgoCDLiveCMP(t *testing.T) {
 	}
 	t.Run("edit the command", func(t *testing.T) { argocdEdit(t, a, first) })
 	t.Run("failed command", func(t *testing.T) { argocdFailedCommand(t, a, "echo hello argocd-edit") })
-	t.Run("delete a MiniCluster", func(t *testing.T) {
+	t.Run("two MiniClusters under label tracking", func(t *testing.T) {
 		synced(t, addPersistent(t, a, persistent))
-		argocdDelete(t, a, persistent)
+		argocdLabelTracking(t, a, persistent)
 	})
+	t.Run("delete a MiniCluster", func(t *testing.T) { argocdDelete(t, a, persistent) })
 }
 
 // readLog is the log of a host component (tests/cluster's $STATE/log).

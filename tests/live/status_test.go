@@ -21,6 +21,7 @@ type statusRow struct {
 	MaxSize     int    `json:"maxSize"`
 	BrokerJob   string `json:"brokerJob"`
 	Certificate string `json:"certificate"`
+	ManagedBy   string `json:"managedBy"`
 	Reason      string `json:"reason"`
 }
 
@@ -35,20 +36,30 @@ func fnCluster(args ...string) (stdout, stderr string, err error) {
 	return out.String(), errOut.String(), err
 }
 
-// miniClusterStatus is the row status prints for the MiniCluster instance in ns (false when none).
-func miniClusterStatus(t testing.TB, ns, instance string) (statusRow, bool) {
-	t.Helper()
-	out, errOut, err := fnCluster("status", "-n", ns, "-o", "json", instance)
+// statusRows are the rows `status -n ns -o json` prints for the MiniClusters named, all of ns
+// when none are. It does not fail the test, for the goroutines that sample status.
+func statusRows(ns string, names ...string) ([]statusRow, error) {
+	out, errOut, err := fnCluster(append([]string{"status", "-n", ns, "-o", "json"}, names...)...)
 	if err != nil {
-		t.Fatalf("minicluster-fn status -n %s %s: %v\n%s", ns, instance, err, errOut)
+		return nil, fmt.Errorf("minicluster-fn status -n %s %s: %v\n%s", ns, strings.Join(names, " "), err, errOut)
 	}
 	var list struct {
 		Items []statusRow `json:"items"`
 	}
 	if err := json.Unmarshal([]byte(out), &list); err != nil {
-		t.Fatalf("status -o json: %v\n%s", err, out)
+		return nil, fmt.Errorf("status -o json: %v\n%s", err, out)
 	}
-	for _, row := range list.Items {
+	return list.Items, nil
+}
+
+// miniClusterStatus is the row status prints for the MiniCluster instance in ns (false when none).
+func miniClusterStatus(t testing.TB, ns, instance string) (statusRow, bool) {
+	t.Helper()
+	rows, err := statusRows(ns, instance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rows {
 		if row.Name == instance {
 			return row, true
 		}
