@@ -173,7 +173,7 @@ var apiGroups = map[string]string{"pods": "/api/v1", "events": "/api/v1", "secre
 	"services": "/api/v1", "serviceaccounts": "/api/v1", "jobs": "/apis/batch/v1",
 	"roles": "/apis/rbac.authorization.k8s.io/v1", "rolebindings": "/apis/rbac.authorization.k8s.io/v1",
 	"kustomizations": "/apis/kustomize.toolkit.fluxcd.io/v1", "gitrepositories": "/apis/source.toolkit.fluxcd.io/v1",
-	"applications": "/apis/argoproj.io/v1alpha1"}
+	"applications": "/apis/argoproj.io/v1alpha1", "miniclusters": "/apis/flux-framework.org/v1alpha2"}
 
 // getObject reads one namespaced object (resource is plural: "secrets", "jobs") into v.
 func getObject(v any, ns, resource, name string) error {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -31,16 +32,22 @@ const operatorDefaultView = "ghcr.io/converged-computing/flux-view-ubuntu:tag-no
 // It compares the end states: the Job completed or kept running, the ranks that joined, each
 // rank's output, and the objects that exist, by role. One row per MiniCluster: same, better (with
 // the rules of docs/differences-from-operator.md that say why), or different, which fails the
-// test. The table is logged and written to bin/live-operator.md.
+// test. For hello-world and the persistent cluster, the row also gives what each side says of the
+// MiniCluster's state, side by side: our phase (minicluster-fn status) and the operator's
+// MiniCluster conditions, as they changed from the apply on and at the end state (statusSampler).
+// The table is logged and written to bin/live-operator.md.
 func TestOperatorLive(t *testing.T) {
 	requireImages(t)
 	needOperator(t)
-	type row struct{ file, outcome string }
+	type row struct{ file, outcome, status string }
 	var rows []*row
-	named := []struct{ name, file string }{
-		{"hello-world", "examples/hello-world/minicluster.yaml"},
-		{"batch", "examples/batch/minicluster.yaml"},
-		{"persistent", "tests/live/testdata/interactive.yaml"},
+	named := []struct {
+		name, file string
+		status     bool // compare the status too
+	}{
+		{"hello-world", "examples/hello-world/minicluster.yaml", true},
+		{"batch", "examples/batch/minicluster.yaml", false},
+		{"persistent", "tests/live/testdata/interactive.yaml", true},
 	}
 	t.Run("examples", func(t *testing.T) {
 		for _, c := range named {
@@ -49,7 +56,11 @@ func TestOperatorLive(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
 				r.outcome = "FAILED (the test's log has the reason)"
-				r.outcome = sideBySide(t, c.name, filepath.Join(suite.repo, c.file), nil)
+				var status *string
+				if c.status {
+					status = &r.status
+				}
+				r.outcome = sideBySide(t, c.name, filepath.Join(suite.repo, c.file), nil, status)
 			})
 		}
 	})
@@ -64,7 +75,7 @@ func TestOperatorLive(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
 				r.outcome = "FAILED (the test's log has the reason)"
-				r.outcome = sideBySide(t, c.name+"-image", withImageVolume(t, filepath.Join(suite.repo, c.file)), nil)
+				r.outcome = sideBySide(t, c.name+"-image", withImageVolume(t, filepath.Join(suite.repo, c.file)), nil, nil)
 			})
 		}
 	})
@@ -102,14 +113,14 @@ func TestOperatorLive(t *testing.T) {
 					failure = &f
 				}
 				file, _ := cutSleeps(t, file, src)
-				r.outcome = sideBySide(t, name, file, failure)
+				r.outcome = sideBySide(t, name, file, failure, nil)
 			})
 		}
 	})
 	var table strings.Builder
-	table.WriteString("| MiniCluster | outcome |\n|---|---|\n")
+	table.WriteString("| MiniCluster | outcome | status: ours and the operator's conditions |\n|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&table, "| %s | %s |\n", r.file, r.outcome)
+		fmt.Fprintf(&table, "| %s | %s | %s |\n", r.file, r.outcome, r.status)
 	}
 	t.Logf("the operator and minicluster-fn side by side:\n%s", table.String())
 	if err := os.WriteFile(filepath.Join(suite.repo, "bin", "live-operator.md"), []byte(table.String()), 0o644); err != nil {
@@ -175,17 +186,24 @@ var operatorFailures = map[string]operatorFailure{
 
 // sideBySide applies one MiniCluster both ways, waits for both end states and compares them.
 // failure, if not nil, is what the operator's side does instead (then only ours must complete).
-func sideBySide(t *testing.T, name, file string, failure *operatorFailure) string {
+// status, if not nil, gets what each side said of the MiniCluster's state (statusSampler).
+func sideBySide(t *testing.T, name, file string, failure *operatorFailure, status *string) string {
 	mc, spec := operatorMiniCluster(t, file)
 	instance, _ := mc["metadata"].(map[string]any)["name"].(string)
 	size := 1
 	if n, ok := spec["size"].(float64); ok {
 		size = int(n)
 	}
+	brokers := size
 	interactive, _ := spec["interactive"].(bool)
 
 	start := time.Now()
 	opNS, ourNS := applyBoth(t, name, file, mc)
+	var sampler *statusSampler
+	if status != nil {
+		sampler = sampleStatus(ourNS, opNS, instance)
+		defer sampler.stop()
+	}
 
 	// The operator names the broker Job after the MiniCluster; ours is <name>-<hash>.
 	opJob := instance
@@ -262,6 +280,10 @@ func sideBySide(t *testing.T, name, file string, failure *operatorFailure) strin
 		}
 	}
 	t.Logf("%s: end states reached %.1fs after the apply", name, time.Since(start).Seconds())
+	if status != nil {
+		*status = sampler.endState(t, interactive, brokers)
+		t.Logf("%s: status side by side: %s", name, *status)
+	}
 
 	var why []string
 	if failure != nil && failure.container == "" {
@@ -279,6 +301,130 @@ func sideBySide(t *testing.T, name, file string, failure *operatorFailure) strin
 		return "same: " + end
 	}
 	return "better: " + end + "; " + strings.Join(why, "; ")
+}
+
+// statusSampler reads, every second from the apply on, what each side says of one MiniCluster's
+// state: our phase, from `minicluster-fn status -o json` as a user runs it, and the operator's
+// MiniCluster conditions (pkg/job/conditions.go of the operator: JobRequested,
+// JobWaitingForResources, JobMiniClusterReady, JobRunning, JobFinished). Each side's values are
+// kept once each, in the order first seen.
+type statusSampler struct {
+	ourNS, opNS, instance string
+	quit, done            chan struct{}
+	stopOnce              sync.Once
+	// ours and operator are the goroutine's until done is closed.
+	ours, operator []string
+}
+
+func sampleStatus(ourNS, opNS, instance string) *statusSampler {
+	s := &statusSampler{ourNS: ourNS, opNS: opNS, instance: instance, quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			s.ours = appendChanged(s.ours, ourPhase(ourNS, instance))
+			s.operator = appendChanged(s.operator, operatorConditions(opNS, instance))
+			select {
+			case <-s.quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+// stop ends the sampling and waits for its last read.
+func (s *statusSampler) stop() {
+	s.stopOnce.Do(func() { close(s.quit) })
+	<-s.done
+}
+
+// endState stops the sampling once both sides reached their end state, and checks what status
+// says then: Succeeded for a Job that completed (hello-world), Ready with every broker joined for a
+// cluster that runs until deleted. The operator's conditions are recorded as they are, not
+// checked. It returns the table's cell: the end state side by side, then the values each side
+// went through.
+func (s *statusSampler) endState(t *testing.T, persistent bool, size int) string {
+	t.Helper()
+	s.stop()
+	milestone, want := "both Jobs complete", "Succeeded"
+	if persistent {
+		milestone, want = "all brokers joined", "Ready"
+	}
+	// Our row follows the broker pods' readiness, which comes about 0.1 s after a broker joined
+	// (D-readiness), while rank 0 may have reached every rank already: a few seconds' grace.
+	var row statusRow
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+		rows, err := statusRows(s.ourNS, s.instance)
+		if err != nil {
+			t.Error(err)
+			break
+		}
+		if len(rows) == 1 {
+			row = rows[0]
+		}
+		if row.Phase == want && (!persistent || row.Joined == size) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if row.Phase != want || persistent && row.Joined != size {
+		t.Errorf("%s: status says %s %d/%d (%s); want %s", milestone, row.Phase, row.Joined, row.Size, row.Reason, want)
+	}
+	return fmt.Sprintf("%s: ours %s %d/%d, the operator's %s; from the apply on: ours %s; the operator's %s",
+		milestone, row.Phase, row.Joined, row.Size, operatorConditions(s.opNS, s.instance),
+		strings.Join(s.ours, " → "), strings.Join(s.operator, " → "))
+}
+
+// appendChanged appends v unless it is the last value of seen.
+func appendChanged(seen []string, v string) []string {
+	if len(seen) > 0 && seen[len(seen)-1] == v {
+		return seen
+	}
+	return append(seen, v)
+}
+
+// ourPhase is our status phase of the MiniCluster, or what kept status from saying it.
+func ourPhase(ns, instance string) string {
+	rows, err := statusRows(ns, instance)
+	switch {
+	case err != nil:
+		return "error: " + firstLine(err.Error())
+	case len(rows) != 1:
+		return fmt.Sprintf("%d rows", len(rows))
+	}
+	return string(rows[0].Phase)
+}
+
+// operatorConditions sums up the operator's MiniCluster's status.conditions: the types whose status
+// is True, "none True" when all are False, or "no conditions".
+func operatorConditions(ns, instance string) string {
+	var mc struct {
+		Status struct {
+			Conditions []struct {
+				Type   string `json:"type"`
+				Status string `json:"status"`
+			} `json:"conditions"`
+		} `json:"status"`
+	}
+	if err := getObject(&mc, ns, "miniclusters", instance); err != nil {
+		return "error: " + firstLine(err.Error())
+	}
+	conditions := mc.Status.Conditions
+	if len(conditions) == 0 {
+		return "no conditions"
+	}
+	var on []string
+	for _, c := range conditions {
+		if c.Status == "True" {
+			on = append(on, c.Type)
+		}
+	}
+	if len(on) == 0 {
+		return fmt.Sprintf("none of %d True", len(conditions))
+	}
+	return strings.Join(on, "+")
 }
 
 // applyBoth applies the MiniCluster to the operator in namespace op-<name> and our render of the
