@@ -70,7 +70,12 @@ func runSuite(m *testing.M) int {
 	if err != nil {
 		suite.setupErr = err
 	}
+	prebuilt := func() {}
+	if err == nil && suite.cannotRun == "" && flag.Lookup("test.run").Value.String() == "" {
+		prebuilt = prebuildComponents()
+	}
 	code := m.Run()
+	prebuilt()
 	// The components beside the cluster go first (they act on it), and when the suite started
 	// them on a cluster it found running, they are all it stops.
 	for _, c := range []*hostComponents{fluxcdControllers, argocdComponents, operatorManager} {
