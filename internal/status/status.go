@@ -286,6 +286,20 @@ func index(p *corev1.Pod) int {
 	return n
 }
 
+// commandEnded tells whether rank 0's pod says its command is over: the pod succeeded, or a
+// container of it exited 0 (the broker, which exits when the command ends).
+func commandEnded(p *corev1.Pod) bool {
+	if p.Status.Phase == corev1.PodSucceeded {
+		return true
+	}
+	for _, s := range p.Status.ContainerStatuses {
+		if t := s.State.Terminated; t != nil && t.ExitCode == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func podReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
@@ -360,10 +374,13 @@ func (o observation) classify() Phase {
 	size := ptrValue(j.Spec.Parallelism)
 	lost := len(o.leaving) > 0 || j.Status.Failed > 0
 	if j.Labels[contract.LabelLifetime] == contract.LifetimeCompletes {
-		mainReady := len(o.brokerPods) > 0 && index(o.brokerPods[0]) == 0 && podReady(o.brokerPods[0])
+		mainPod := len(o.brokerPods) > 0 && index(o.brokerPods[0]) == 0
+		mainReady := mainPod && podReady(o.brokerPods[0])
 		switch {
-		case j.Status.Succeeded > 0:
-			return PhaseRunning // the command ended; the Job completes as the brokers stop
+		case j.Status.Succeeded > 0, mainPod && commandEnded(o.brokerPods[0]):
+			// The command ended; the Job completes as the brokers stop. Rank 0's pod is no longer
+			// Ready from the moment its broker exits, before the Job controller counts it.
+			return PhaseRunning
 		case mainReady && o.joined < size && lost:
 			return PhaseDegraded
 		case mainReady:

@@ -51,6 +51,8 @@ func TestSummarize(t *testing.T) {
 		"noview": {status.PhaseStarting, "0/1", status.CertificatePresent, []string{
 			"the view image ghcr.io/converged-computing/flux-view-ubuntu:tag-noble cannot be pulled", "container flux-view", "401 Unauthorized"}, ""},
 		"busy": {status.PhaseRunning, "2/2", status.CertificatePresent, nil, "Application/hpc-apps"},
+		// Rank 0's broker exited 0 (the command is over), before the Job controller counted it.
+		"ending": {status.PhaseRunning, "1/2", status.CertificatePresent, nil, "Application/hpc-apps"},
 		"badkey": {status.PhaseWaitingForCertificate, "0/0", status.CertificateMissing, []string{
 			"keygen pod badkey-keygen-c50f362e-b8sd1 failed (exit status 1): keygen: forbidden: the keygen ServiceAccount may not create configmaps"}, ""},
 		"noquota": {status.PhaseWaitingForCertificate, "0/0", status.CertificateMissing, []string{

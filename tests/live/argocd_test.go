@@ -612,6 +612,9 @@ func argocdLabelTracking(t *testing.T, a *argocdTest, other string) {
 	refreshed := time.Now().Truncate(time.Second)
 	refresh(t)
 	waitFor(t, "Argo CD's comparison after the refresh", argocdStepLimit, func() (bool, string, error) {
+		// A fresh value each time: decoding into the last one would keep the refresh annotation
+		// that an earlier read saw (encoding/json adds to a map, it never removes from it).
+		app = argocdApplication{}
 		if err := getObject(&app, argocdNamespace, "applications", argocdApp); err != nil {
 			return false, "", err
 		}

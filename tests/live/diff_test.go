@@ -295,7 +295,7 @@ func observe(t *testing.T, ns, instance string, submit bool) observedState {
 		}
 	}
 	if submit {
-		out, err := fluxOnRank0(t, ns, instance, "submit sleep 600")
+		out, err := fluxOnRank0(t, ns, instance, "flux submit sleep 600")
 		if err != nil {
 			t.Fatalf("flux submit sleep 600 on rank 0 of %s: %v\n%s", instance, err, out)
 		}
@@ -385,7 +385,7 @@ func observeAfter(t *testing.T, system, ns, instance string, mc *agreeMiniCluste
 			o.pods = "restarted"
 		}
 	}
-	running, err := fluxOnRank0(t, ns, instance, "jobs --no-header --format '{id.f58}'")
+	running, err := fluxOnRank0(t, ns, instance, "flux jobs --no-header --format '{id.f58}'")
 	if err != nil || !slices.Contains(strings.Fields(running), before.fluxJob) {
 		o.fluxJob = "gone"
 	}

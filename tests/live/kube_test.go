@@ -303,6 +303,19 @@ type podList struct {
 	Items []pod `json:"items"`
 }
 
+// exitedZero: the pod succeeded, or one of its containers exited 0.
+func (p *pod) exitedZero() bool {
+	if p.Status.Phase == "Succeeded" {
+		return true
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		if c.State.Terminated != nil && c.State.Terminated.ExitCode == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *pod) ready() bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == "Ready" {
