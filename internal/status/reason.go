@@ -139,9 +139,13 @@ func (r *reasoner) keygenProblem() string {
 	return ""
 }
 
-// certificateMount: kubelet cannot mount the certificate into a broker pod.
+// certificateMount: kubelet cannot mount the certificate into a broker pod. A pod whose volumes
+// are mounted by now is past it: its FailedMount events stay for an hour after the certificate came.
 func (r *reasoner) certificateMount() string {
 	for _, p := range r.o.brokerPods {
+		if volumesMounted(p) {
+			continue
+		}
 		if e := r.latestEvent("Pod", p.Name, "FailedMount"); e != nil {
 			return fmt.Sprintf("the certificate is missing: broker pod %s: %s", p.Name, e.Message)
 		}

@@ -286,18 +286,14 @@ func index(p *corev1.Pod) int {
 	return n
 }
 
-// commandEnded tells whether rank 0's pod says its command is over: the pod succeeded, or a
-// container of it exited 0 (the broker, which exits when the command ends).
+// commandEnded tells whether rank 0's pod says its command is over: the pod ended, or a container
+// of it exited (the broker exits when the command ends, whatever its status). The Job controller
+// marks the Job Complete or Failed a moment later.
 func commandEnded(p *corev1.Pod) bool {
-	if p.Status.Phase == corev1.PodSucceeded {
+	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 		return true
 	}
-	for _, s := range p.Status.ContainerStatuses {
-		if t := s.State.Terminated; t != nil && t.ExitCode == 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.Status.ContainerStatuses, func(s corev1.ContainerStatus) bool { return s.State.Terminated != nil })
 }
 
 func podReady(p *corev1.Pod) bool {
@@ -378,8 +374,8 @@ func (o observation) classify() Phase {
 		mainReady := mainPod && podReady(o.brokerPods[0])
 		switch {
 		case j.Status.Succeeded > 0, mainPod && commandEnded(o.brokerPods[0]):
-			// The command ended; the Job completes as the brokers stop. Rank 0's pod is no longer
-			// Ready from the moment its broker exits, before the Job controller counts it.
+			// The command ended; the Job completes or fails as the brokers stop. Rank 0's pod is
+			// no longer Ready from the moment its broker exits, before the Job controller counts it.
 			return PhaseRunning
 		case mainReady && o.joined < size && lost:
 			return PhaseDegraded

@@ -303,13 +303,13 @@ type podList struct {
 	Items []pod `json:"items"`
 }
 
-// exitedZero: the pod succeeded, or one of its containers exited 0.
-func (p *pod) exitedZero() bool {
-	if p.Status.Phase == "Succeeded" {
+// ended: the pod ended, or one of its containers exited.
+func (p *pod) ended() bool {
+	if p.Status.Phase == "Succeeded" || p.Status.Phase == "Failed" {
 		return true
 	}
 	for _, c := range p.Status.ContainerStatuses {
-		if c.State.Terminated != nil && c.State.Terminated.ExitCode == 0 {
+		if c.State.Terminated != nil {
 			return true
 		}
 	}

@@ -67,10 +67,12 @@ func imageName(ref string) string {
 }
 
 // standIn is the local image that replaces ref: the flux view stand-in for flux-view images, the
-// project's image stays (it is loaded under its own name), the application stand-in otherwise.
+// project's image and localhost/ names stay (loaded under their own names, or meant to be
+// missing), the application stand-in otherwise.
 func standIn(ref string) string {
 	switch {
-	case ref == suite.images.project:
+	// Local names are the node's own (the stand-ins) or one a test chose not to exist.
+	case ref == suite.images.project, strings.HasPrefix(ref, "localhost/"):
 		return ""
 	case strings.Contains(imageName(ref), "flux-view"):
 		return suite.images.view

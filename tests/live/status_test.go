@@ -149,7 +149,7 @@ func TestStatusLive(t *testing.T) {
 				checkRowTruth(t, ns, instance, r)
 				// Running: rank 0 is Ready (its command runs), or its command is over and the
 				// Job completes.
-				if p := rankPod(t, ns, instance, "0"); !p.ready() && !p.exitedZero() {
+				if p := rankPod(t, ns, instance, "0"); !p.ready() && !p.ended() {
 					t.Errorf("status says Running while rank 0's pod %s is not Ready and has not ended", p.Metadata.Name)
 				}
 			}
