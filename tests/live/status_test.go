@@ -178,7 +178,7 @@ func TestStatusLive(t *testing.T) {
 			t.Errorf("after wait --for=joined: %+v, want Ready, 2/2 (max 4), certificate yes", row)
 		}
 		checkRowTruth(t, ns, instance, row)
-		if out, err := fluxOnRank0(t, ns, instance, "exec -r all hostname"); err != nil || strings.Count(strings.TrimSpace(out), "\n") != 1 {
+		if out, err := fluxOnRank0(t, ns, instance, "flux exec -r all hostname"); err != nil || strings.Count(strings.TrimSpace(out), "\n") != 1 {
 			t.Errorf("Ready, but flux exec -r all hostname: %v\n%s", err, out)
 		}
 		victim := rankPod(t, ns, instance, "1")
