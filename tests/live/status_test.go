@@ -235,14 +235,13 @@ func TestStatusLive(t *testing.T) {
 			},
 			want: []string{"the keygen image " + missing + " cannot be pulled", "container keygen", "build and load the image"}},
 		{name: "keygen pod failed", testdata: "failed-command", instance: "failed-command", phase: "WaitingForCertificate",
-			setup: func(t *testing.T, ns, dir string) {
-				// A ConfigMap of the certificate's name that is not a certificate: the keygen
-				// refuses it and exits 1 (docs/generated-objects.md, The keygen Job).
+			setup: func(t *testing.T, _, dir string) {
+				// A "view" image without flux, the application's: the keygen script finds no flux
+				// keygen in it and exits 1, saying so (docs/generated-objects.md, The keygen Job).
+				setCommand(t, dir, "  containers:\n", "  flux:\n    container:\n      image: "+suite.images.app+"\n  containers:\n")
 				setCommand(t, dir, "command: COMMAND", "command: hostname")
-				setCommand(t, dir, "  annotations:\n", "  annotations:\n    minicluster-fn.dev/curve-kind: ConfigMap\n")
-				mustKube(t, nil, "-n", ns, "create", "configmap", "failed-command", "--from-literal=curve.cert=not a certificate")
 			},
-			want: []string{"keygen pod failed-command-keygen-", "failed (exit status 1)"}},
+			want: []string{"keygen pod failed-command-keygen-", "failed (exit status 1)", "has no flux command"}},
 		{name: "unschedulable", testdata: "failed-command", instance: "failed-command", phase: "Starting",
 			setup: func(t *testing.T, _, dir string) {
 				setCommand(t, dir, "      command: COMMAND\n", "      command: hostname\n      resources:\n        requests:\n          cpu: \"1000\"\n")
