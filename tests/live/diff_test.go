@@ -27,6 +27,12 @@ import (
 func TestFluxCDLiveDiffAgrees(t *testing.T) {
 	repo, _ := newFluxCDTest(t, "diff")
 	system, target := repo.system, repo.target
+	// An edit that gives a MiniCluster a new certificate changes its Kustomization's health checks
+	// (the certificate object), and the bootstrap source can apply that Kustomization before the
+	// MiniClusters' source has the revision: it then checks for a certificate the applied revision
+	// does not make, until its timeout (docs/fluxcd.md). Short here, so that such a step lands in
+	// about a minute.
+	repo.timeout = 45 * time.Second
 
 	agree := &agreeMiniCluster{file: "hpc/agree.yaml", name: "agree", size: 2, maxSize: 4, env: "a", image: suite.images.app, quiet: true}
 	other := &agreeMiniCluster{file: "hpc/other.yaml", name: "other", size: 2, maxSize: 4, env: "other", image: suite.images.app, quiet: true}
