@@ -178,8 +178,8 @@ func TestStatusLive(t *testing.T) {
 			t.Errorf("after wait --for=joined: %+v, want Ready, 2/2 (max 4), certificate yes", row)
 		}
 		checkRowTruth(t, ns, instance, row)
-		if out, err := fluxOnRank0(t, ns, instance, "flux exec -r all hostname"); err != nil || strings.Count(strings.TrimSpace(out), "\n") != 1 {
-			t.Errorf("Ready, but flux exec -r all hostname: %v\n%s", err, out)
+		if out, err := fluxOnRank0(t, ns, instance, "flux exec -r 0-1 hostname"); err != nil || strings.Count(strings.TrimSpace(out), "\n") != 1 {
+			t.Errorf("Ready, but flux exec -r 0-1 hostname (ranks 2 and 3, up to maxSize, are not up): %v\n%s", err, out)
 		}
 		victim := rankPod(t, ns, instance, "1")
 		mustKube(t, nil, "-n", ns, "delete", "pod", victim.Metadata.Name, "--wait=false")
