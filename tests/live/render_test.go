@@ -66,10 +66,10 @@ func imageName(ref string) string {
 }
 
 // standIn is the local image that replaces ref: the flux view stand-in for flux-view images, the
-// project's image stays (it is loaded under its own name), the application stand-in otherwise.
+// project's images stay (they are loaded under their own names), the application stand-in otherwise.
 func standIn(ref string) string {
 	switch {
-	case ref == suite.images.project:
+	case ref == suite.images.project, ref == suite.images.before:
 		return ""
 	case strings.Contains(imageName(ref), "flux-view"):
 		return suite.images.view
@@ -139,7 +139,7 @@ func checkNoRemoteImages(t testing.TB, manifests []byte) {
 	t.Helper()
 	for _, m := range imageLine.FindAllSubmatch(manifests, -1) {
 		ref := string(m[1])
-		if ref != suite.images.app && ref != suite.images.view && ref != suite.images.project && ref != suite.images.probe {
+		if ref != suite.images.app && ref != suite.images.view && ref != suite.images.project && ref != suite.images.probe && ref != suite.images.before {
 			t.Fatalf("the overlay left image %s, which the cluster does not have", ref)
 		}
 	}
