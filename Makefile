@@ -16,7 +16,8 @@ export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
 .PHONY: all deps build run check test test-all hygiene unit race integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
-  cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down argocd-up argocd-down argocd-components operator-up operator-down live bench-live bench-sidebyside
+  cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down argocd-up argocd-down argocd-components operator-up operator-down live bench-live bench-sidebyside \
+  bench-keygen-before-after
 
 all: build
 
@@ -249,6 +250,19 @@ LIVE_BENCH_SIZES ?= 4 8 16 32
 bench-sidebyside: build bin/kustomize bin/kpt
 	cd tests/live && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) LIVE_BENCH_SIZES='$(LIVE_BENCH_SIZES)' \
 	  ../cluster/with-cluster.sh $(GO) test -count=1 -run '^$$' -bench '^BenchmarkSideBySide$$' -benchtime=$(LIVE_BENCH_RUNS)x -timeout 90m ./...
+
+## bench-keygen-before-after: the code of commit BEFORE (default 3e38822, before the keygen moved
+## into the view image) beside the current code in one invocation of bench-live (LIVE_BENCH_RUNS
+## runs) and one of bench-sidebyside (sizes BEFORE_SIZES, default 4 16; BEFORE_SIDEBYSIDE_RUNS runs,
+## default 3), interleaved run by run, the keygen pod's steps broken down:
+## tests/bench/keygen-before-after.sh builds that commit's binary and image as its Makefile did
+## (docs/benchmarks.md). Like bench-live it brings the cluster up and down.
+BEFORE ?= 3e38822
+BEFORE_SIZES ?= 4 16
+BEFORE_SIDEBYSIDE_RUNS ?= 3
+bench-keygen-before-after:
+	LIVE_BENCH_RUNS='$(LIVE_BENCH_RUNS)' BEFORE_SIZES='$(BEFORE_SIZES)' BEFORE_SIDEBYSIDE_RUNS='$(BEFORE_SIDEBYSIDE_RUNS)' \
+	  tests/bench/keygen-before-after.sh '$(BEFORE)'
 
 clean:
 	rm -rf $(BIN)

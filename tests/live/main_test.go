@@ -58,6 +58,7 @@ type standInImages struct {
 	view    string // for the flux view init container (ghcr.io/converged-computing/flux-view-*)
 	project string // the keygen image the binary names; loaded under its own name
 	probe   string // tests/cluster/probe, for the cluster's own checks
+	before  string // the keygen image of the code before (LIVE_BENCH_BEFORE); loaded under its own name
 }
 
 func TestMain(m *testing.M) {

@@ -445,7 +445,13 @@ func applyBoth(t *testing.T, name, file string, mc map[string]any) (opNS, ourNS 
 // image its stand-in: what applyBoth applies on our side.
 func oursRendered(t testing.TB, file, ns string) []byte {
 	t.Helper()
-	rendered, err := run(filepath.Dir(file), suite.fn, "render", file)
+	return renderedBy(t, suite.fn, file, ns)
+}
+
+// renderedBy is oursRendered with the minicluster-fn binary fn.
+func renderedBy(t testing.TB, fn, file, ns string) []byte {
+	t.Helper()
+	rendered, err := run(filepath.Dir(file), fn, "render", file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,12 +67,12 @@ func imageName(ref string) string {
 }
 
 // standIn is the local image that replaces ref: the flux view stand-in for flux-view images, the
-// project's image and localhost/ names stay (loaded under their own names, or meant to be
-// missing), the application stand-in otherwise.
+// project's images (current and, for the before/after benchmark, earlier) and localhost/ names
+// stay (loaded under their own names, or meant to be missing), the application stand-in otherwise.
 func standIn(ref string) string {
 	switch {
 	// Local names are the node's own (the stand-ins) or one a test chose not to exist.
-	case ref == suite.images.project, strings.HasPrefix(ref, "localhost/"):
+	case ref == suite.images.project, ref == suite.images.before, strings.HasPrefix(ref, "localhost/"):
 		return ""
 	case strings.Contains(imageName(ref), "flux-view"):
 		return suite.images.view
@@ -142,7 +142,7 @@ func checkNoRemoteImages(t testing.TB, manifests []byte) {
 	t.Helper()
 	for _, m := range imageLine.FindAllSubmatch(manifests, -1) {
 		ref := string(m[1])
-		if ref != suite.images.app && ref != suite.images.view && ref != suite.images.project && ref != suite.images.probe {
+		if ref != suite.images.app && ref != suite.images.view && ref != suite.images.project && ref != suite.images.probe && ref != suite.images.before {
 			t.Fatalf("the overlay left image %s, which the cluster does not have", ref)
 		}
 	}

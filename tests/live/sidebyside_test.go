@@ -58,9 +58,15 @@ const (
 // ours/operator and ours/floor of each render, and whether the goals hold (ours at most 0.8x the
 // operator's median, within 2x of the floor); after all sizes, the same for all of them. `make
 // bench-sidebyside` runs it; see docs/benchmarks.md.
+//
+// With LIVE_BENCH_BEFORE (before_test.go) a run has a fourth side, the code before's render of the
+// same file with the view copied, timed as ours is and with the keygen pod's steps read (ours
+// too): it and ours (view copied) alternate which of them runs first, whatever the rotation. Per
+// size a table compares the two.
 func BenchmarkSideBySide(b *testing.B) {
 	requireImages(b)
 	needOperator(b)
+	before := requireBefore(b)
 	var sizes []int
 	for _, f := range strings.Fields(envOr("LIVE_BENCH_SIZES", "4 8 16 32")) {
 		n, err := strconv.Atoi(f)
@@ -72,7 +78,7 @@ func BenchmarkSideBySide(b *testing.B) {
 	var all []sideBySideMedians
 	for _, size := range sizes {
 		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
-			if m, ok := benchSideBySide(b, size); ok {
+			if m, ok := benchSideBySide(b, size, before); ok {
 				all = append(all, m)
 			}
 		})
@@ -161,9 +167,9 @@ func (r sideBySideRun) String() string {
 		r.size, seconds(r.floorBrokers))
 }
 
-// benchSideBySide runs the benchmark at one size, reports it and returns its medians (ok: at
-// least one run).
-func benchSideBySide(b *testing.B, size int) (sideBySideMedians, bool) {
+// benchSideBySide runs the benchmark at one size, with the code before as a side unless it is nil,
+// reports it and returns its medians (ok: at least one run).
+func benchSideBySide(b *testing.B, size int, before *beforeCode) (sideBySideMedians, bool) {
 	const instance = "flux-sample"
 	// hello-world with the size set, as a user would edit it; and with the view from an image
 	// volume, as a user would set the option.
@@ -188,17 +194,24 @@ func benchSideBySide(b *testing.B, size int) (sideBySideMedians, bool) {
 	// Rendered once, into the namespace that namespace(b, "bench-sbs-ours") makes in every run.
 	ourManifests := oursRendered(b, file, "live-bench-sbs-ours")
 	ourImageManifests := oursRendered(b, filepath.Join(imageDir, "minicluster.yaml"), "live-bench-sbs-ours")
+	var beforeManifests []byte
+	if before != nil {
+		beforeManifests = renderedBy(b, before.fn, file, "live-bench-sbs-ours")
+	}
 
 	var runs []sideBySideRun
-	var ourRuns, ourImageRuns []readyRun
+	var ourRuns, ourImageRuns, beforeRuns []readyRun
 	for i := 0; b.Loop(); i++ {
 		r := sideBySideRun{size: size}
-		var detail, imageDetail readyRun
+		var detail, imageDetail, beforeDetail readyRun
+		// times: nil for the code before, which only the comparison with ours reads (its detail).
 		ours := func(manifests []byte, detail *readyRun, times *sideTimes) func() {
 			return func() {
 				ns := namespace(b, "bench-sbs-ours")
-				*detail = timeToReady(b, ns, instance, size, manifests)
-				*times = sideTimes{joined: detail.commandOutput, complete: detail.complete}
+				*detail = timeToReady(b, ns, instance, size, manifests, before != nil)
+				if times != nil {
+					*times = sideTimes{joined: detail.commandOutput, complete: detail.complete}
+				}
 				if detail.commandOutput > stalledJoin {
 					keepStalledRun(b, ns, fmt.Sprintf("size%d-run%d", size, i+1))
 				}
@@ -206,10 +219,11 @@ func benchSideBySide(b *testing.B, size int) (sideBySideMedians, bool) {
 				nodeQuiet(b)
 			}
 		}
-		sides := []struct {
+		type side struct {
 			name string
 			run  func()
-		}{
+		}
+		sides := []side{
 			{"operator", func() {
 				// A namespace of its own in every run: the operator's controller-runtime queue
 				// backs off per MiniCluster (namespace/name), and its failed reconciles while the
@@ -223,10 +237,23 @@ func benchSideBySide(b *testing.B, size int) (sideBySideMedians, bool) {
 			{"ours (view copied)", ours(ourManifests, &detail, &r.ours)},
 			{"ours (view image volume)", ours(ourImageManifests, &imageDetail, &r.oursImage)},
 		}
-		for k := range sides {
-			side := sides[(i+k)%len(sides)]
-			r.order = append(r.order, side.name)
-			side.run()
+		if before != nil {
+			sides = append(sides, side{"before (view copied)", ours(beforeManifests, &beforeDetail, nil)})
+		}
+		order := make([]int, len(sides))
+		for k := range order {
+			order[k] = (i + k) % len(sides)
+		}
+		if before != nil {
+			// Ours (view copied), side 1, first in even runs, the code before's, side 3, in odd ones.
+			now, then := slices.Index(order, 1), slices.Index(order, 3)
+			if (now < then) != (i%2 == 0) {
+				order[now], order[then] = order[then], order[now]
+			}
+		}
+		for _, k := range order {
+			r.order = append(r.order, sides[k].name)
+			sides[k].run()
 		}
 		r.floorPods = podsFloor(b, size, false)
 		r.floorPodsImage = podsFloor(b, size, true)
@@ -237,6 +264,11 @@ func benchSideBySide(b *testing.B, size int) (sideBySideMedians, bool) {
 		fmt.Fprintf(os.Stderr, "side by side, size %d, run %d: %s\n", size, len(runs), r)
 		fmt.Fprintf(os.Stderr, "side by side, size %d, run %d, ours (view copied) in detail: %s\n", size, len(runs), detail)
 		fmt.Fprintf(os.Stderr, "side by side, size %d, run %d, ours (view image volume) in detail: %s\n", size, len(runs), imageDetail)
+		if before != nil {
+			beforeRuns = append(beforeRuns, beforeDetail)
+			fmt.Fprintf(os.Stderr, "side by side, size %d, run %d, ours (view copied): %s\n", size, len(runs), detail.keygen)
+			fmt.Fprintf(os.Stderr, "side by side, size %d, run %d, before (view copied) in detail: %s; %s\n", size, len(runs), beforeDetail, beforeDetail.keygen)
+		}
 	}
 	// The whole iteration (all sides, the floors, the deletions) means nothing as ns/op.
 	b.ReportMetric(0, "ns/op")
@@ -245,6 +277,10 @@ func benchSideBySide(b *testing.B, size int) (sideBySideMedians, bool) {
 	}
 	reportReadyRuns(b, ourRuns, " (view copied)", "")
 	reportReadyRuns(b, ourImageRuns, " (view image volume)", "-image")
+	if before != nil {
+		reportReadyRuns(b, beforeRuns, " ("+before.version+", view copied)", "-before")
+		reportBeforeAfter(b, fmt.Sprintf("side by side, hello-world size %d, the view copied", size), before, ourRuns, beforeRuns)
+	}
 	m := mediansOf(runs)
 	m.report(b)
 	return m, true

@@ -31,17 +31,25 @@ import (
 // created before the Secret exists: per pod, the failed attempts and how long after the
 // Secret appeared the kubelet's next attempt was allowed. `make bench-live` runs it; see
 // docs/benchmarks.md.
+//
+// With LIVE_BENCH_BEFORE (before_test.go) every iteration runs hello-world twice, rendered by the
+// code before and by the current code, in the order that alternates from run to run, each on a
+// quiet node (nodeQuiet), and the keygen pod's steps are read too; the report compares both.
 func BenchmarkTimeToReady(b *testing.B) {
 	requireImages(b)
 	const instance, size = "flux-sample", 4
 	manifests := renderKustomize(b, "live-bench-ready", filepath.Join(suite.repo, "examples", "hello-world"))
+	if c := requireBefore(b); c != nil {
+		timeToReadyBeforeAfter(b, c, instance, size, manifests)
+		return
+	}
 	var runs []readyRun
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
 		ns := namespace(b, "bench-ready")
 		b.StartTimer()
-		r := timeToReady(b, ns, instance, size, manifests)
+		r := timeToReady(b, ns, instance, size, manifests, false)
 		b.StopTimer()
 		runs = append(runs, r)
 		fmt.Fprintf(os.Stderr, "time-to-ready run %d: %s\n", len(runs), r)
@@ -50,6 +58,32 @@ func BenchmarkTimeToReady(b *testing.B) {
 	}
 	b.StopTimer()
 	reportReadyRuns(b, runs, "", "")
+}
+
+// timeToReadyBeforeAfter is BenchmarkTimeToReady with the code before beside the current code.
+// Both render into the same namespace, which each run deletes before the other side's.
+func timeToReadyBeforeAfter(b *testing.B, c *beforeCode, instance string, size int, manifests []byte) {
+	beforeManifests := renderKustomize(b, "live-bench-ready", c.example(b, "hello-world"))
+	var now, then []readyRun
+	// Each side prints its run as it ends, so the lines show the order too.
+	side := func(what string, manifests []byte, runs *[]readyRun) func() {
+		return func() {
+			ns := namespace(b, "bench-ready")
+			r := timeToReady(b, ns, instance, size, manifests, true)
+			*runs = append(*runs, r)
+			fmt.Fprintf(os.Stderr, "time-to-ready run %d, %s: %s; %s\n", len(*runs), what, r, r.keygen)
+			deleteNamespace(b, ns)
+			nodeQuiet(b)
+		}
+	}
+	for i := 0; b.Loop(); i++ {
+		interleave(i, side("now", manifests, &now), side("before", beforeManifests, &then))
+	}
+	// An iteration is both sides and their deletions: nothing to read as ns/op.
+	b.ReportMetric(0, "ns/op")
+	reportReadyRuns(b, now, "", "")
+	reportReadyRuns(b, then, " ("+c.version+")", "-before")
+	reportBeforeAfter(b, fmt.Sprintf("time to ready, hello-world size %d", size), c, now, then)
 }
 
 // readyRun is one run's milestones, from the start of the apply (0: not seen), of a MiniCluster
@@ -65,6 +99,7 @@ type readyRun struct {
 	mountBackoff  []time.Duration
 	certToInit    []time.Duration // the certificate's appearance to the pod's init container start
 	createdToInit []time.Duration // the pod's creation to its init container start
+	keygen        keygenSteps     // read only when asked (timeToReady's keygenDetail)
 }
 
 func (r readyRun) String() string {
@@ -84,8 +119,9 @@ func durations(ds []time.Duration) string {
 	return "[" + strings.Join(s, " ") + "]s"
 }
 
-// timeToReady runs hello-world once in ns and returns its milestones.
-func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte) readyRun {
+// timeToReady runs hello-world once in ns and returns its milestones; with keygenDetail also the
+// keygen pod's steps.
+func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte, keygenDetail bool) readyRun {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -104,6 +140,15 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte) 
 	logStart, err := os.Stat(kubeletLog)
 	if err != nil {
 		b.Fatal(err)
+	}
+	containerdLog := filepath.Join(suite.state, "log", "containerd.log")
+	var containerdStart int64
+	if keygenDetail {
+		fi, err := os.Stat(containerdLog)
+		if err != nil {
+			b.Fatal(err)
+		}
+		containerdStart = fi.Size()
 	}
 	apply(b, manifests)
 	select {
@@ -152,6 +197,11 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte) 
 		r.certToInit = append(r.certToInit, p.initStarted-tl.certificate)
 		r.createdToInit = append(r.createdToInit, p.initStarted-p.created)
 	}
+	if keygenDetail {
+		if r.keygen, err = keygenPodSteps(containerdLog, containerdStart, ns, tl.keygenPod, tl.keygenUID, tl.keygenCreated, tl.start); err != nil {
+			b.Fatal(err)
+		}
+	}
 	return r
 }
 
@@ -163,10 +213,13 @@ type timeline struct {
 	mu                                            sync.Mutex
 	start                                         time.Time
 	keygenStarted, certificate, running, complete time.Duration
-	pods                                          map[string]*brokerPodTimes
-	brokerContainer                               string
-	done                                          chan error
-	finished                                      bool
+	// The first keygen pod seen, and when.
+	keygenPod, keygenUID string
+	keygenCreated        time.Duration
+	pods                 map[string]*brokerPodTimes
+	brokerContainer      string
+	done                 chan error
+	finished             bool
 }
 
 type brokerPodTimes struct {
@@ -212,6 +265,9 @@ func (tl *timeline) observe(seen time.Time, raw []byte) error {
 		}
 		switch component {
 		case "keygen":
+			if tl.keygenPod == "" {
+				tl.keygenPod, tl.keygenUID, tl.keygenCreated = p.Metadata.Name, p.Metadata.UID, at
+			}
 			if started(p.Status.ContainerStatuses) {
 				first(&tl.keygenStarted)
 			}
