@@ -68,7 +68,10 @@ func TestFluxCDLiveDiffAgrees(t *testing.T) {
 		{name: "maxSize", edit: func(t *testing.T) { agree.maxSize = 8 }},
 		{name: "maxSize removed", edit: func(t *testing.T) { agree.maxSize = 0 }},
 		{name: "size without maxSize", edit: func(t *testing.T) { agree.size = 2 }},
-		{name: "interactive", edit: func(t *testing.T) { agree.notInteractive = true }},
+		// interactive: false with the command of the edit above (sleep infinity) would be a Job
+		// that completes when its command ends, which never comes: Flux CD's health check would wait
+		// for it. Without a command the brokers still run until deleted, as interactive had them.
+		{name: "interactive off, the command removed", edit: func(t *testing.T) { agree.notInteractive, agree.command = true, "" }},
 		{name: "sidecar added", edit: func(t *testing.T) { agree.sidecar = true }},
 		{name: "volume added", edit: func(t *testing.T) { agree.volume = true }},
 		{name: "queue policy", edit: func(t *testing.T) { agree.queuePolicy = "easy" }},
