@@ -174,6 +174,11 @@ func (m *agreeMiniCluster) yaml() string {
 		fmt.Fprintf(&b, "    scheduler:\n      queuePolicy: %s\n", m.queuePolicy)
 	}
 	fmt.Fprintf(&b, "  containers:\n    - image: %s\n      environment:\n        MODE: %s\n", m.image, m.env)
+	if m.sidecar {
+		// With two containers the broker's must say so, and be named (as it is by default: the
+		// MiniCluster's name, so that the name alone changes nothing).
+		fmt.Fprintf(&b, "      name: %s\n      runFlux: true\n", m.name)
+	}
 	if m.command != "" {
 		fmt.Fprintf(&b, "      command: %s\n", m.command)
 	}
@@ -211,9 +216,11 @@ func predictImpacts(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	cmd := exec.Command(suite.fn, "diff", "--base", "HEAD", "hpc/", "--output", "json")
 	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("minicluster-fn diff --base HEAD hpc/: %v\n%s", err, out)
+		t.Fatalf("minicluster-fn diff --base HEAD hpc/: %v\n%s%s", err, out, stderr.String())
 	}
 	var report struct {
 		MiniClusters []struct {
