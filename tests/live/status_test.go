@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -25,11 +27,20 @@ type statusRow struct {
 	Reason      string `json:"reason"`
 }
 
-// fnCluster runs the binary under test against the live cluster (its kubeconfig), as a user does.
+// statusViewer is set by TestStatusLive for its run: a kubeconfig whose user is the ServiceAccount
+// viewer of namespace ns, which viewOnly binds to the view ClusterRole in each namespace it reads.
+var statusViewer struct{ kubeconfig, ns string }
+
+// fnCluster runs the binary under test against the live cluster, as a user does: with the viewer's
+// kubeconfig while TestStatusLive runs, with the cluster's admin kubeconfig otherwise.
 func fnCluster(args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, suite.fn, append(args, "--kubeconfig", suite.kubeconfig)...)
+	kubeconfig := suite.kubeconfig
+	if statusViewer.kubeconfig != "" {
+		kubeconfig = statusViewer.kubeconfig
+	}
+	cmd := exec.CommandContext(ctx, suite.fn, append(args, "--kubeconfig", kubeconfig)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
@@ -135,11 +146,13 @@ func checkRowTruth(t testing.TB, ns, instance string, row statusRow) {
 // namespace of its own.
 func TestStatusLive(t *testing.T) {
 	requireImages(t)
+	useStatusViewer(t)
 
 	t.Run("hello-world", func(t *testing.T) {
 		t.Parallel()
 		const instance = "failed-command" // testdata/failed-command.yaml, size 2
 		ns := namespace(t, "status-hello")
+		viewOnly(t, ns)
 		dir := fnDir(t, "failed-command")
 		// Long enough to be seen Running.
 		setCommand(t, dir, "command: COMMAND", `command: sh -c 'sleep 10; hostname'`)
@@ -169,6 +182,7 @@ func TestStatusLive(t *testing.T) {
 		t.Parallel()
 		const instance = "persistent" // testdata/interactive.yaml: size 2, maxSize 4
 		ns := namespace(t, "status-persistent")
+		viewOnly(t, ns)
 		apply(t, renderKustomize(t, ns, fnDir(t, "interactive")))
 		if out, errOut, err := fnCluster("wait", "-n", ns, instance, "--for=joined", "--timeout=4m"); err != nil {
 			t.Fatalf("wait --for=joined: %v\n%s%s", err, out, errOut)
@@ -199,6 +213,7 @@ func TestStatusLive(t *testing.T) {
 		t.Parallel()
 		const instance = "failed-command"
 		ns := namespace(t, "status-failed")
+		viewOnly(t, ns)
 		dir := fnDir(t, "failed-command")
 		setCommand(t, dir, "command: COMMAND", `command: sh -c 'echo status-live-marker; exit 3'`)
 		apply(t, renderKustomize(t, ns, dir))
@@ -290,6 +305,7 @@ func TestStatusLive(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ns := namespace(t, "status-"+strings.ReplaceAll(tc.name, " ", "-"))
+			viewOnly(t, ns)
 			dir := fnDir(t, tc.testdata)
 			if tc.setup != nil {
 				tc.setup(t, ns, dir)
@@ -326,4 +342,33 @@ func TestStatusLive(t *testing.T) {
 			t.Logf("%s: %s: %s", tc.name, row.Phase, row.Reason)
 		})
 	}
+}
+
+// useStatusViewer makes status and wait run, for the rest of the test, as a ServiceAccount that has
+// nothing but the namespace's view role where it looks (viewOnly), with a token the API server
+// issued for it: they must need no more, and never read a Secret (issue: least privilege).
+func useStatusViewer(t *testing.T) {
+	t.Helper()
+	ns := namespace(t, "status-viewer")
+	mustKube(t, nil, "-n", ns, "create", "serviceaccount", "viewer")
+	token := strings.TrimSpace(mustKube(t, nil, "-n", ns, "create", "token", "viewer", "--duration=2h"))
+	server := mustKube(t, nil, "config", "view", "--raw", "--minify", "--flatten", "-o", "jsonpath={.clusters[0].cluster.server}")
+	ca := mustKube(t, nil, "config", "view", "--raw", "--minify", "--flatten", "-o", "jsonpath={.clusters[0].cluster.certificate-authority-data}")
+	kubeconfig := filepath.Join(t.TempDir(), "viewer.kubeconfig")
+	text := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters:\n- name: live\n  cluster:\n    server: %s\n    certificate-authority-data: %s\n"+
+		"users:\n- name: viewer\n  user:\n    token: %s\ncontexts:\n- name: viewer\n  context: {cluster: live, user: viewer}\ncurrent-context: viewer\n", server, ca, token)
+	if err := os.WriteFile(kubeconfig, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	statusViewer.kubeconfig, statusViewer.ns = kubeconfig, ns
+	t.Cleanup(func() { statusViewer.kubeconfig, statusViewer.ns = "", "" })
+	if out, err := kubeEnv(nil, nil, "--kubeconfig", kubeconfig, "auth", "can-i", "list", "secrets", "-n", ns); err == nil || strings.TrimSpace(out) != "no" {
+		t.Fatalf("the viewer may list Secrets (kubectl auth can-i: %q, %v)", out, err)
+	}
+}
+
+// viewOnly binds the view ClusterRole to the status viewer in namespace ns, and nothing else.
+func viewOnly(t *testing.T, ns string) {
+	t.Helper()
+	mustKube(t, nil, "-n", ns, "create", "rolebinding", "status-viewer", "--clusterrole=view", "--serviceaccount="+statusViewer.ns+":viewer")
 }
