@@ -556,21 +556,14 @@ func argocdLabelTracking(t *testing.T, a *argocdTest, other string) {
 	const instanceLabel, trackingID = "app.kubernetes.io/instance", "argocd.argoproj.io/tracking-id"
 	for _, instance := range instances {
 		for _, resource := range []string{"jobs", "services", "configmaps", "serviceaccounts", "roles", "rolebindings"} {
-			var l struct {
-				Items []struct {
-					Metadata objectMeta `json:"metadata"`
-				} `json:"items"`
-			}
-			if err := listObjects(&l, argocdTarget, resource, labelMiniCluster+"="+instance); err != nil {
-				t.Fatal(err)
-			}
-			if len(l.Items) == 0 {
+			objs := miniClusterObjects(t, resource, instance)
+			if len(objs) == 0 {
 				t.Errorf("no %s of %s", resource, instance)
 			}
-			for _, o := range l.Items {
-				if got := o.Metadata.Labels[instanceLabel]; got != argocdApp || o.Metadata.Annotations[trackingID] != "" {
+			for _, o := range objs {
+				if got := o.Labels[instanceLabel]; got != argocdApp || o.Annotations[trackingID] != "" {
 					t.Errorf("%s %s of %s: %s %q, annotation %s %q; label tracking writes %q and no annotation",
-						resource, o.Metadata.Name, instance, instanceLabel, got, trackingID, o.Metadata.Annotations[trackingID], argocdApp)
+						resource, o.Name, instance, instanceLabel, got, trackingID, o.Annotations[trackingID], argocdApp)
 				}
 			}
 		}
@@ -674,20 +667,31 @@ func miniClusterUIDs(t *testing.T, instances ...string) map[string]string {
 	uids := map[string]string{}
 	for _, instance := range instances {
 		for _, resource := range []string{"jobs", "pods", "configmaps", "secrets", "services", "serviceaccounts", "roles", "rolebindings"} {
-			var l struct {
-				Items []struct {
-					Metadata objectMeta `json:"metadata"`
-				} `json:"items"`
-			}
-			if err := listObjects(&l, argocdTarget, resource, labelMiniCluster+"="+instance); err != nil {
-				t.Fatal(err)
-			}
-			for _, o := range l.Items {
-				uids[resource+"/"+o.Metadata.Name] = o.Metadata.UID
+			for _, o := range miniClusterObjects(t, resource, instance) {
+				uids[resource+"/"+o.Name] = o.UID
 			}
 		}
 	}
 	return uids
+}
+
+// miniClusterObjects is the metadata of the objects of one resource (jobs, pods, ...) that the
+// contract label gives to MiniCluster instance, in the Argo CD tests' namespace.
+func miniClusterObjects(t *testing.T, resource, instance string) []objectMeta {
+	t.Helper()
+	var l struct {
+		Items []struct {
+			Metadata objectMeta `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := listObjects(&l, argocdTarget, resource, labelMiniCluster+"="+instance); err != nil {
+		t.Fatal(err)
+	}
+	metas := make([]objectMeta, len(l.Items))
+	for i, o := range l.Items {
+		metas[i] = o.Metadata
+	}
+	return metas
 }
 
 // sameUIDs fails the test for each object that after (what) does not have the same UID as before,
