@@ -2,6 +2,7 @@ package live
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -125,7 +126,7 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte, 
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tl := &timeline{instance: instance, size: size, pods: map[string]*brokerPodTimes{}, done: make(chan error, 1)}
+	tl := &timeline{instance: instance, size: size, labels: labelsOf(manifests), pods: map[string]*brokerPodTimes{}, done: make(chan error, 1)}
 	for _, res := range []string{"/api/v1/namespaces/" + ns + "/pods", "/api/v1/namespaces/" + ns + "/secrets",
 		"/apis/batch/v1/namespaces/" + ns + "/jobs"} {
 		if err := watchResource(ctx, res, tl.observe); err != nil {
@@ -157,7 +158,7 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte, 
 			b.Fatal(err)
 		}
 	case <-time.After(completeLimit):
-		b.Fatalf("hello-world: the Job did not complete within %s: %s", completeLimit, podsState(b, ns, labelMiniCluster+"="+instance))
+		b.Fatalf("hello-world: the Job did not complete within %s: %s", completeLimit, podsState(b, ns, tl.labels.instance+"="+instance))
 	}
 	cancel()
 
@@ -209,6 +210,7 @@ func timeToReady(b *testing.B, ns, instance string, size int, manifests []byte, 
 type timeline struct {
 	instance string
 	size     int
+	labels   labelKeys
 
 	mu                                            sync.Mutex
 	start                                         time.Time
@@ -220,6 +222,19 @@ type timeline struct {
 	brokerContainer      string
 	done                 chan error
 	finished             bool
+}
+
+// labelKeys are the label keys by which a render's objects name their MiniCluster and their role.
+type labelKeys struct{ instance, component string }
+
+// labelsOf returns the label keys of a render: the contract's (api/contract), or for code from before
+// the contract (the code before of make bench-keygen-before-after), the app.kubernetes.io keys it
+// used, with the same values.
+func labelsOf(manifests []byte) labelKeys {
+	if bytes.Contains(manifests, []byte(labelMiniCluster+":")) {
+		return labelKeys{labelMiniCluster, labelComponent}
+	}
+	return labelKeys{"app.kubernetes.io/instance", "app.kubernetes.io/component"}
 }
 
 type brokerPodTimes struct {
@@ -240,7 +255,7 @@ func (tl *timeline) observe(seen time.Time, raw []byte) error {
 	}
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
-	if tl.start.IsZero() || tl.finished || head.Metadata.Labels[labelMiniCluster] != tl.instance && head.Kind != "Secret" {
+	if tl.start.IsZero() || tl.finished || head.Metadata.Labels[tl.labels.instance] != tl.instance && head.Kind != "Secret" {
 		return nil
 	}
 	at := seen.Sub(tl.start)
@@ -249,7 +264,7 @@ func (tl *timeline) observe(seen time.Time, raw []byte) error {
 			*d = at
 		}
 	}
-	component := head.Metadata.Labels[labelComponent]
+	component := head.Metadata.Labels[tl.labels.component]
 	switch head.Kind {
 	case "Secret":
 		if head.Metadata.Name == certSecret(tl.instance) {
