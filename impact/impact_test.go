@@ -138,6 +138,10 @@ func TestImpactOfEachKind(t *testing.T) {
 			if tc.renderedCause != "" && !slices.Contains(fromRender[0].Causes, tc.renderedCause) {
 				t.Errorf("rendered causes %q lack %q", fromRender[0].Causes, tc.renderedCause)
 			}
+			// The size and its bound read alike from the broker Job's annotation.
+			if r.Impact == ResizedInPlace && fromRender[0].Effect != r.Effect {
+				t.Errorf("from rendered output the effect is %q, from the MiniClusters %q", fromRender[0].Effect, r.Effect)
+			}
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,7 +28,8 @@ type Set struct {
 	File string
 	// Source is the MiniCluster document as the user wrote it; nil for rendered output.
 	Source map[string]any
-	// MaxSize is the MiniCluster's spec.maxSize after defaults; 0 for rendered output.
+	// MaxSize is the MiniCluster's spec.maxSize after defaults; in rendered output, its broker
+	// Job's max-size annotation (0 without one).
 	MaxSize int
 	Objects []*unstructured.Unstructured
 }
@@ -149,6 +151,9 @@ func RenderedSets(files []RenderedFile) ([]Set, error) {
 			}
 			if isBrokerJob(u) {
 				s.File = f.Path
+				if n, err := strconv.Atoi(u.GetAnnotations()[contract.AnnotationMaxSize]); err == nil {
+					s.MaxSize = n
+				}
 			}
 			s.Objects = append(s.Objects, u)
 		}
