@@ -19,6 +19,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/minicluster-fn/minicluster-fn/api/contract"
 )
@@ -179,12 +180,12 @@ func Summarize(ctx context.Context, objs *Objects, logs LogReader) []MiniCluster
 			mc.Lifetime = j.Labels[contract.LabelLifetime]
 			mc.ViewImage = j.Annotations[contract.AnnotationViewImage]
 			mc.ViewSource = j.Annotations[contract.AnnotationViewSource]
-			mc.ManagedBy = managedBy(j.Labels, j.Annotations, k.name)
+			mc.ManagedBy = managedBy(j.ObjectMeta, k.name)
 		}
 		if j := o.keygen; j != nil {
 			mc.KeygenJob = j.Name
 			if mc.ManagedBy == "" {
-				mc.ManagedBy = managedBy(j.Labels, j.Annotations, k.name)
+				mc.ManagedBy = managedBy(j.ObjectMeta, k.name)
 			}
 		}
 		mc.Created = g.created()
@@ -396,19 +397,30 @@ func (o observation) classify() Phase {
 // managedBy names the GitOps object that applied an object, from what the engines write on it:
 // Flux CD's kustomize-controller its Kustomization's name and namespace labels, Argo CD its
 // tracking-id annotation, or, under its label tracking, the instance label with the Application's
-// name (when that differs from the MiniCluster's).
-func managedBy(labels, annotations map[string]string, miniCluster string) string {
-	if name := labels["kustomize.toolkit.fluxcd.io/name"]; name != "" {
-		return "Kustomization/" + labels["kustomize.toolkit.fluxcd.io/namespace"] + "/" + name
+// name. That label is also the MiniCluster's name when nothing overwrote it: where the two agree,
+// the Application is named only if Argo CD's controller is among the object's field managers.
+func managedBy(meta metav1.ObjectMeta, miniCluster string) string {
+	if name := meta.Labels["kustomize.toolkit.fluxcd.io/name"]; name != "" {
+		return "Kustomization/" + meta.Labels["kustomize.toolkit.fluxcd.io/namespace"] + "/" + name
 	}
-	if id := annotations["argocd.argoproj.io/tracking-id"]; id != "" {
+	if id := meta.Annotations["argocd.argoproj.io/tracking-id"]; id != "" {
 		app, _, _ := strings.Cut(id, ":")
 		return "Application/" + strings.Replace(app, "_", "/", 1)
 	}
-	if app := labels["app.kubernetes.io/instance"]; app != "" && app != miniCluster {
+	app := meta.Labels["app.kubernetes.io/instance"]
+	if app != "" && (app != miniCluster || appliedByArgoCD(meta.ManagedFields)) {
 		return "Application/" + app
 	}
 	return ""
+}
+
+// appliedByArgoCD tells whether Argo CD's application controller wrote the object: the API server
+// names a field manager after the client's user agent, argocd-controller or
+// argocd-application-controller (argoproj/argo-cd#20815).
+func appliedByArgoCD(fields []metav1.ManagedFieldsEntry) bool {
+	return slices.ContainsFunc(fields, func(f metav1.ManagedFieldsEntry) bool {
+		return strings.HasPrefix(f.Manager, "argocd-")
+	})
 }
 
 // BrokersColumn is BROKERS: joined/size, and the maxSize where it differs.

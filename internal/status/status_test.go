@@ -32,7 +32,9 @@ func TestSummarize(t *testing.T) {
 		reason    []string
 		managedBy string
 	}{
-		"hello":      {status.PhaseSucceeded, "0/2", status.CertificatePresent, nil, ""},
+		// Argo CD's label tracking with an Application named as the MiniCluster: its field manager
+		// tells (failing's, applied by kubectl, is nobody's).
+		"hello":      {status.PhaseSucceeded, "0/2", status.CertificatePresent, nil, "Application/hello"},
 		"persistent": {status.PhaseReady, "2/2 (max 4)", status.CertificatePresent, nil, "Kustomization/flux-system/apps"},
 		"pullfail": {status.PhaseWaitingForCertificate, "0/2", status.CertificateMissing, []string{
 			"the keygen image localhost/minicluster-fn-live/does-not-exist:1 cannot be pulled", "pod pullfail-keygen-c50f362e-kq2xv",
