@@ -200,6 +200,10 @@ func fluxOnRank0(t *testing.T, ns, instance, fluxArgs string) (string, error) {
 // operator's pods have the same files (its view mounted at /mnt/flux, flux-view.sh).
 func fluxOnPod(t *testing.T, ns string, p pod, fluxArgs string) (string, error) {
 	t.Helper()
+	// A pod just created has no container status yet: an error, which a waitFor retries.
+	if len(p.Status.ContainerStatuses) == 0 {
+		return "", fmt.Errorf("pod %s: no container has started yet", p.Metadata.Name)
+	}
 	script := `. /mnt/flux/flux-view.sh && flux proxy "$fluxsocket" ` + fluxArgs
 	return kube(nil, "-n", ns, "exec", p.Metadata.Name, "-c", p.Status.ContainerStatuses[0].Name, "--", "bash", "-c", script)
 }
