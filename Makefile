@@ -65,15 +65,21 @@ lint:
 check: lint unit
 
 ## test: everything CI runs, starting with deps, so a first run on a fresh machine is CI's run (the
-## live tests skip loudly where the machine cannot run a kubelet, and fail there on CI)
-test: deps hygiene check race bench-once integration operator-diff container-test-if-podman fuzz live
+## live tests skip loudly where the machine cannot run a kubelet, and fail there on CI). The steps
+## run one after another (lint and unit are make check) and end with the phase report
+## (tests/phases/run.sh): each step's, build's, test package's and live test's seconds, also when a
+## step fails.
+TEST_STEPS := deps hygiene lint unit race bench-once integration operator-diff container-test-if-podman fuzz live
+test:
+	@MAKE='$(MAKE)' bash tests/phases/run.sh 'make test' $(TEST_STEPS)
 
 ## test-all: make test with the live tests that are exhaustive or comparative as well (the operator
 ## side by side on the whole runnable corpus and with the view from an image volume, the
 ## side-by-side fault table): run it before resolving a change to generated objects, scripts,
 ## GitOps outputs or the live harness (docs/testing.md)
 test-all: export MINICLUSTER_FN_LIVE_ALL := 1
-test-all: test
+test-all:
+	@MAKE='$(MAKE)' bash tests/phases/run.sh 'make test-all' $(TEST_STEPS)
 
 ## hygiene: no tracked file over 1 MB, and `go mod tidy -diff` clean in every module
 hygiene:

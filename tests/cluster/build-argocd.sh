@@ -19,6 +19,8 @@ export GOFLAGS="-buildvcs=false -trimpath" CGO_ENABLED=0
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 tools=$repo/tools/argocd
 cache=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
+# shellcheck source=tests/phases/record.sh
+. "$repo/tests/phases/record.sh"
 
 # The module's files under the names they get in the scratch directory. In the checkout they carry
 # a .src suffix, so that the machine's Go never sees them (tools/argocd/README.md).
@@ -52,12 +54,16 @@ exec 9>"$cache/argocd-$key.lock"
 flock 9
 if complete "$dest"; then
   echo "build-argocd: using $dest (cached)" >&2
+  phase_record build "Argo CD" "$SECONDS" cached
   echo "$dest"
   exit 0
 fi
 
 work=$(mktemp -d "$cache/argocd-$key.building.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# A build stopped from outside (make test stops its builds ahead when a step fails) cleans up too.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 mkdir -p "$work/src" "$work/bin" "$work/crds" "$work/hack"
 for f in "${!sources[@]}"; do cp "$tools/$f" "$work/src/${sources[$f]}"; done
 
@@ -100,4 +106,5 @@ if ! mv -T "$work" "$dest" 2>/dev/null; then
   complete "$dest" || { echo "build-argocd: cannot install $dest" >&2; exit 1; }
 fi
 trap - EXIT
+phase_record build "Argo CD" "$SECONDS" built
 echo "$dest"

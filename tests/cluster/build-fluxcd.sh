@@ -14,6 +14,8 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 tools=$repo/tools/fluxcd
 cli=$repo/tools/fluxcd-cli
 cache=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
+# shellcheck source=tests/phases/record.sh
+. "$repo/tests/phases/record.sh"
 
 controllers=(github.com/fluxcd/source-controller github.com/fluxcd/kustomize-controller)
 bins=(source-controller kustomize-controller flux)
@@ -37,12 +39,16 @@ exec 9>"$cache/fluxcd-$key.lock"
 flock 9
 if complete "$dest"; then
   echo "build-fluxcd: using $dest (cached)" >&2
+  phase_record build "Flux CD controllers and CLI" "$SECONDS" cached
   echo "$dest"
   exit 0
 fi
 
 work=$(mktemp -d "$cache/fluxcd-$key.building.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# A build stopped from outside (make test stops its builds ahead when a step fails) cleans up too.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 mkdir -p "$work/bin" "$work/crds"
 
 cd "$tools"
@@ -52,6 +58,7 @@ echo "build-fluxcd: building ${versions}into $dest (a few minutes when cold)" >&
 # The flags of the controllers' own release builds (-trimpath; their Makefiles add -s -w).
 go build -trimpath -ldflags "-s -w" -o "$work/bin/" "${controllers[@]}"
 echo "build-fluxcd: built in $((SECONDS - start)) s" >&2
+phase_record build "Flux CD: source-controller, kustomize-controller" "$((SECONDS - start))" built
 
 # The CLI: cmd/flux embeds manifests/*.yaml, which flux2's module zip lacks, so it is built in a
 # copy of the module directory with a placeholder manifest (tools/fluxcd-cli/go.mod says more).
@@ -72,6 +79,7 @@ echo "# No Flux CD install manifests in this build: flux install and flux bootst
 (cd "$work/flux2" && go build -trimpath -ldflags "-s -w -X main.VERSION=${fluxversion#v}" -o "$work/bin/flux" ./cmd/flux)
 rm -rf "$work/flux2"
 echo "build-fluxcd: built flux in $((SECONDS - start)) s" >&2
+phase_record build "Flux CD: flux CLI" "$((SECONDS - start))" built
 
 # go build fetched both modules, so their directories in the module cache exist.
 mapfile -t dirs < <(go list -m -f '{{.Dir}}' "${controllers[@]}")
@@ -87,4 +95,5 @@ if ! mv -T "$work" "$dest" 2>/dev/null; then
   complete "$dest" || { echo "build-fluxcd: cannot install $dest" >&2; exit 1; }
 fi
 trap - EXIT
+phase_record build "Flux CD controllers and CLI" "$SECONDS" built
 echo "$dest"

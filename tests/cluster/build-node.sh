@@ -12,6 +12,8 @@ export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 tools=$repo/tools/node
 cache=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
+# shellcheck source=tests/phases/record.sh
+. "$repo/tests/phases/record.sh"
 
 # The Kubernetes version is the module's; the binaries report it (kubectl version, /version).
 k8s_version=$(cd "$tools" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
@@ -34,12 +36,16 @@ exec 9>"$cache/node-$key.lock"
 flock 9
 if complete "$dest"; then
   echo "build-node: using $dest/bin (cached)" >&2
+  phase_record build "node binaries" "$SECONDS" cached
   echo "$dest/bin"
   exit 0
 fi
 
 work=$(mktemp -d "$cache/node-$key.building.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# A build stopped from outside (make test stops its builds ahead when a step fails) cleans up too.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 mkdir -p "$work/bin"
 
 minor=${k8s_version#v1.}; minor=${minor%%.*}
@@ -57,8 +63,12 @@ echo "build-node: building Kubernetes $k8s_version binaries and etcd into $dest 
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet \
   k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl)
 echo "build-node: Kubernetes binaries and etcd built in $((SECONDS - start)) s; building coredns" >&2
+phase_record build "node binaries: Kubernetes and etcd" "$((SECONDS - start))" built
+part=$SECONDS
 (cd "$tools/coredns" && go build -trimpath -ldflags "-s -w" -o "$work/bin/coredns" .)
 echo "build-node: coredns built at $((SECONDS - start)) s; building containerd" >&2
+phase_record build "node binaries: CoreDNS" "$((SECONDS - part))" built
+part=$SECONDS
 # Without cgo: the btrfs, devmapper and zfs snapshotters (the only parts that need it) are left out;
 # the cluster uses overlayfs. The version is what the binaries report (containerd --version).
 ctd_version=$(cd "$tools/containerd" && go list -m -f '{{.Version}}' github.com/containerd/containerd/v2)
@@ -67,6 +77,8 @@ ctd_version=$(cd "$tools/containerd" && go list -m -f '{{.Version}}' github.com/
   github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
   github.com/containerd/containerd/v2/cmd/ctr)
 echo "build-node: all built in $((SECONDS - start)) s" >&2
+phase_record build "node binaries: containerd" "$((SECONDS - part))" built
+phase_record build "node binaries" "$SECONDS" built
 
 complete "$work" || { echo "build-node: a binary is missing in $work/bin" >&2; exit 1; }
 # Another build of the same key may have finished meanwhile: either result is the same build.

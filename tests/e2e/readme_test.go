@@ -97,9 +97,10 @@ func TestFirstTestRunIsCIs(t *testing.T) {
 	if !strings.Contains(readme, "\nmake test ") || !regexp.MustCompile(`(?m)^make test$`).MatchString(ci) {
 		t.Error("the README's test command (make test) is not what .ci/run runs")
 	}
-	prerequisites := regexp.MustCompile(`(?m)^test: (.*)$`).FindStringSubmatch(makefile)
-	if prerequisites == nil || strings.Fields(prerequisites[1])[0] != "deps" {
-		t.Errorf("make test does not start with deps: %q", prerequisites)
+	steps := regexp.MustCompile(`(?m)^TEST_STEPS := (.*)$`).FindStringSubmatch(makefile)
+	if steps == nil || strings.Fields(steps[1])[0] != "deps" ||
+		!regexp.MustCompile(`(?m)^test:\n\t.*tests/phases/run.sh 'make test' \$\(TEST_STEPS\)$`).MatchString(makefile) {
+		t.Errorf("make test does not run TEST_STEPS, starting with deps: %q", steps)
 	}
 	if !regexp.MustCompile(`(?m)^deps:\n\tbash tools/deps.sh$`).MatchString(makefile) {
 		t.Error("make deps does not run tools/deps.sh")

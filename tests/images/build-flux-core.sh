@@ -13,6 +13,8 @@ FLUX_VERSION=${FLUX_VERSION:-0.88.0}
 tarball=${FLUX_CORE_TARBALL:-$here/../../../shared/vendor/flux-core-$FLUX_VERSION.tar.gz}
 cache_root=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
 prefix=/opt/software/flux-core-$FLUX_VERSION
+# shellcheck source=tests/phases/record.sh
+. "$here/../../tests/phases/record.sh"
 
 if [ ! -f "$tarball" ]; then
   echo "build-flux-core: $tarball not found (the vendored flux-core source lives in ../shared/vendor)" >&2
@@ -26,6 +28,7 @@ exec 9>"$cache_root/flux-core-$sum.lock"
 flock 9
 if [ -x "$dest/root$prefix/bin/flux" ]; then
   echo "build-flux-core: cached: $dest/root" >&2
+  phase_record build flux-core "$SECONDS" cached
   echo "$dest/root"
   exit 0
 fi
@@ -36,6 +39,9 @@ done
 
 work=$(mktemp -d "$cache_root/flux-core-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# A build stopped from outside (make test stops its builds ahead when a step fails) cleans up too.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 start=$(date +%s)
 tar -C "$work" -xzf "$tarball"
 src=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n1)
@@ -64,4 +70,5 @@ mv "$work/root" "$dest.tmp/root"
 mv "$work/root.build.log" "$dest.tmp/build.log"
 rm -rf "$dest" && mv "$dest.tmp" "$dest"
 echo "build-flux-core: built flux-core $FLUX_VERSION in $(( $(date +%s) - start )) s: $dest/root" >&2
+phase_record build flux-core "$SECONDS" built
 echo "$dest/root"

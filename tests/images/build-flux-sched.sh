@@ -15,6 +15,8 @@ FLUX_VERSION=${FLUX_VERSION:-0.88.0}
 FLUX_SCHED_VERSION=${FLUX_SCHED_VERSION:-0.54.0}
 tarball=${FLUX_SCHED_TARBALL:-$here/../../../shared/vendor/flux-sched-$FLUX_SCHED_VERSION.tar.gz}
 cache_root=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
+# shellcheck source=tests/phases/record.sh
+. "$here/../../tests/phases/record.sh"
 prefix=/opt/software/flux-core-$FLUX_VERSION
 
 if [ ! -f "$tarball" ]; then
@@ -30,6 +32,7 @@ exec 9>"$cache_root/flux-sched-$sum.lock"
 flock 9
 if [ -f "$dest/root$prefix/lib/flux/modules/sched-fluxion-qmanager.so" ]; then
   echo "build-flux-sched: cached: $dest/root" >&2
+  phase_record build "flux-sched (Fluxion)" "$SECONDS" cached
   echo "$dest/root"
   exit 0
 fi
@@ -40,6 +43,9 @@ done
 
 work=$(mktemp -d "$cache_root/flux-sched-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# A build stopped from outside (make test stops its builds ahead when a step fails) cleans up too.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 start=$(date +%s)
 tar -C "$work" -xzf "$tarball"
 src=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n1)
@@ -88,4 +94,5 @@ mv "$work/root" "$dest.tmp/root"
 mv "$work/build.log" "$dest.tmp/build.log"
 rm -rf "$dest" && mv "$dest.tmp" "$dest"
 echo "build-flux-sched: built flux-sched $FLUX_SCHED_VERSION in $(( $(date +%s) - start )) s: $dest/root" >&2
+phase_record build "flux-sched (Fluxion)" "$SECONDS" built
 echo "$dest/root"

@@ -25,6 +25,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache_root=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
 out=${1:-${MINICLUSTER_FN_TEST_IMAGES:-$repo/bin/test-images}}
+# shellcheck source=tests/phases/record.sh
+. "$repo/tests/phases/record.sh"
 
 FLUX_VERSION=0.88.0
 APP_REF=localhost/minicluster-fn-test/app:bookworm
@@ -87,6 +89,9 @@ if [ ! -f "$rootfs_tar" ]; then
   mv "$rootfs_tar.tmp" "$rootfs_tar"
   rm -rf "$scratch/rootfs"
   echo "build.sh: root file system built in $(elapsed "$start") s: $rootfs_tar" >&2
+  phase_record build "stand-in images: Debian root file system" "$(elapsed "$start")" built
+else
+  phase_record build "stand-in images: Debian root file system" 0 cached
 fi
 
 # 2. The application image: the root file system as one layer.
@@ -245,6 +250,7 @@ assert sys.prefix == '$python_prefix', sys.prefix
   podman build -q --network=none -f "$scratch/Containerfile" -t "$VIEW_REF" "$scratch" >/dev/null
   save "$VIEW_REF" flux-view.tar "$view_key"
   echo "build.sh: $VIEW_REF in $(elapsed "$start") s ($(du -sh "$layer/opt" | cut -f1) added to the userland)" >&2
+  phase_record build "stand-in images: the flux view" "$(elapsed "$start")" built
 fi
 
 # 4. The project image (make image), under the reference the built binary writes into keygen Jobs.

@@ -716,9 +716,19 @@ func sameUIDs(t *testing.T, what string, before, after map[string]string) {
 	}
 }
 
-// TestArgoCDLiveKustomizeExec is setup (a): Argo CD's own kustomize with --enable-exec runs the
+// TestArgoCDLive runs both setups of examples/argocd, one after the other: they share Argo CD's
+// namespace and settings, and the plugin setup changes argocd-cm while it runs. The test runs
+// after the tests that need only the node (t.Parallel), beside the other tests of components that
+// are built on first use, so that on a new machine those tests run while Argo CD builds.
+func TestArgoCDLive(t *testing.T) {
+	t.Parallel()
+	t.Run("KustomizeExec", testArgoCDLiveKustomizeExec)
+	t.Run("CMP", testArgoCDLiveCMP)
+}
+
+// testArgoCDLiveKustomizeExec is setup (a): Argo CD's own kustomize with --enable-exec runs the
 // generator from the repo server's PATH.
-func TestArgoCDLiveKustomizeExec(t *testing.T) {
+func testArgoCDLiveKustomizeExec(t *testing.T) {
 	a := newArgoCDTest(t, "kustomize-exec")
 	rev := gitCmd(t, a.repo.dir, "rev-parse", "HEAD")
 	first := argocdFirstSync(t, a, rev)
@@ -910,10 +920,10 @@ func TestArgoCDLiveKustomizeExec(t *testing.T) {
 	t.Run("delete a MiniCluster", func(t *testing.T) { argocdDelete(t, a, persistent) })
 }
 
-// TestArgoCDLiveCMP is setup (b): the plugin sidecar renders the Application that names it; Argo
+// testArgoCDLiveCMP is setup (b): the plugin sidecar renders the Application that names it; Argo
 // CD's own kustomize has no --enable-exec. It runs under Argo CD's label tracking
 // (newArgoCDTest), with two MiniClusters in the Application before one is deleted.
-func TestArgoCDLiveCMP(t *testing.T) {
+func testArgoCDLiveCMP(t *testing.T) {
 	a := newArgoCDTest(t, "cmp")
 	const persistent = "persistent-cmp"
 	first := argocdFirstSync(t, a, gitCmd(t, a.repo.dir, "rev-parse", "HEAD"))

@@ -2,7 +2,6 @@ package live
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -60,28 +59,22 @@ func needOperator(t testing.TB) {
 	operatorManager.need(t)
 }
 
-// prebuildComponents starts the builds of the components beside the cluster (Argo CD, Flux CD, the
-// operator) in the background, at low priority, when the whole suite runs, and returns a function
-// that waits for them. On a new machine each takes minutes of CPU (Argo CD 190 s, Flux CD 230 s
-// in a cold CI run), and the first test that needed one waited for its build while nothing else
-// ran; the tests between them leave the node about 70% idle (vmstat), which the builds now use. A
-// test that needs a component whose build still runs waits at the build script's lock, and finds
-// its result. Where the builds are cached, each script returns at once. A build that fails here
-// fails again, with its message, in the test that needs it.
+// prebuildComponents starts tests/cluster/prebuild.sh in the background at low priority when the
+// whole suite runs, and returns a function that waits for it: the builds of the components beside
+// the cluster (Argo CD, Flux CD, the operator), one after another, each cached per machine. On a new
+// machine each takes minutes of CPU, and the tests before the ones that need them leave the
+// machine idle most of the time (vmstat), which the builds use; those tests run after the rest
+// (t.Parallel). A test that needs a component whose build still runs waits at the build script's
+// lock and finds its result. Where the builds are cached (or make test built them ahead), the script
+// returns at once. A build that fails here fails again, with its message, in the test that needs it.
 func prebuildComponents() (wait func()) {
-	var wg sync.WaitGroup
-	for _, script := range []string{"build-argocd.sh", "build-fluxcd.sh", "build-operator.sh"} {
-		wg.Go(func() {
-			cmd := exec.Command("nice", "-n", "10", filepath.Join(suite.clusterDir, script))
-			cmd.Stderr = os.Stderr // progress, prefixed by the script; stdout is the cache path
-			// Exit status 3: the operator's source is absent (its script says so), and its tests skip.
-			var exit *exec.ExitError
-			if err := cmd.Run(); err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 3) {
-				fmt.Fprintf(os.Stderr, "live: building ahead with tests/cluster/%s failed (%v); the test that needs it builds again\n", script, err)
-			}
-		})
+	cmd := exec.Command("nice", "-n", "10", filepath.Join(suite.clusterDir, "prebuild.sh"))
+	cmd.Stderr = os.Stderr // progress, prefixed by each build script
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "live: building ahead with tests/cluster/prebuild.sh: %v; the tests build what they need\n", err)
+		return func() {}
 	}
-	return wg.Wait
+	return func() { _ = cmd.Wait() }
 }
 
 // need: components that answer already (make fluxcd-up, make operator-up) are used and left
@@ -107,6 +100,7 @@ func (c *hostComponents) start() (started bool, err error) {
 		return false, nil
 	}
 	begin := time.Now()
+	defer func() { recordPhase(c.name+" up (with any wait for its build)", time.Since(begin), "") }()
 	// Shown as it runs (a first build takes minutes) and kept for the failure message.
 	var out bytes.Buffer
 	w := io.MultiWriter(os.Stderr, &out)

@@ -147,6 +147,7 @@ func setUp() (started bool, err error) {
 		}
 		started = true
 		fmt.Fprintf(os.Stderr, "live: cluster up in %.1fs\n", time.Since(start).Seconds())
+		recordPhase("cluster up (with any build of the node binaries)", time.Since(start), "")
 	} else {
 		fmt.Fprintf(os.Stderr, "live: using the running cluster of %s (left running)\n", suite.state)
 	}
@@ -231,6 +232,7 @@ func loadStandIns() error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "live: images built and loaded in %.1fs: %+v\n", time.Since(start).Seconds(), suite.images)
+	recordPhase("stand-in images built and loaded", time.Since(start), "")
 	return nil
 }
 
@@ -256,6 +258,25 @@ func requireImages(t testing.TB) {
 	suite.imagesOnce.Do(func() { suite.imagesErr = loadStandIns() })
 	if suite.imagesErr != nil {
 		t.Fatalf("stand-in images: %v", suite.imagesErr)
+	}
+}
+
+// recordPhase adds a line on what the suite waited for to the phase report of the make test that
+// runs it (tests/phases: MINICLUSTER_FN_PHASES names its records); outside one it does nothing.
+func recordPhase(what string, took time.Duration, how string) {
+	path := os.Getenv("MINICLUSTER_FN_PHASES")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "live: the phase report's records: %v\n", err)
+		return
+	}
+	defer f.Close()
+	// One write of one short line: lines of processes appending side by side do not mix.
+	if _, err := fmt.Fprintf(f, "live\t%s\t%.1f\t%s\n", what, took.Seconds(), how); err != nil {
+		fmt.Fprintf(os.Stderr, "live: the phase report's records: %v\n", err)
 	}
 }
 

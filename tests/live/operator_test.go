@@ -37,6 +37,9 @@ const operatorDefaultView = "ghcr.io/converged-computing/flux-view-ubuntu:tag-no
 // MiniCluster conditions, as they changed from the apply on and at the end state (statusSampler).
 // The table is logged and written to bin/live-operator.md.
 func TestOperatorLive(t *testing.T) {
+	// After the tests that need only the node, beside the other tests of components built on
+	// first use (TestArgoCDLive says why).
+	t.Parallel()
 	requireImages(t)
 	needOperator(t)
 	type row struct{ file, outcome, status string }

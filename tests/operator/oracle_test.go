@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // operatorTarball is the operator's source at the commit the reference notes describe. The module
@@ -88,8 +89,10 @@ func buildOracle(root, shared string) (string, string, error) {
 	bin := filepath.Join(dir, "operator-oracle")
 	crd := filepath.Join(dir, "flux-operator", "config", "crd", "bases", "flux-framework.org_miniclusters.yaml")
 	if _, err := os.Stat(bin); err == nil {
+		recordBuild("the operator oracle", 0, "cached")
 		return bin, crd, nil
 	}
+	start := time.Now()
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", "", err
 	}
@@ -115,13 +118,16 @@ func buildOracle(root, shared string) (string, string, error) {
 		{"tar", "-xzf", tarball, "-C", src, "--strip-components=1"},
 		// The module is tidy only here, with the operator's source in place.
 		{"go", "mod", "tidy", "-diff"},
-		// The operator's stub keygen stays: certificates are compared by shape (no cgo, no CZMQ).
-		{"go", "build", "-o", "operator-oracle", "."},
+		// The operator's stub keygen stays: certificates are compared by shape (no CZMQ). The flags
+		// are tests/cluster/build-operator.sh's (cgo on, -trimpath), so that the live tests' build of
+		// the operator's manager takes the packages both import from the Go build cache.
+		{"go", "build", "-trimpath", "-o", "operator-oracle", "."},
 	}
 	for _, step := range steps {
 		cmd := exec.Command(step[0], step[1:]...)
 		cmd.Dir = scratch
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOTOOLCHAIN=local", "GOFLAGS=-buildvcs=false -mod=readonly")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=", "CGO_CPPFLAGS=", "CGO_CXXFLAGS=", "CGO_LDFLAGS=",
+			"GOTOOLCHAIN=local", "GOFLAGS=-buildvcs=false -mod=readonly")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return "", "", fmt.Errorf("building the operator oracle: %s: %v\n%s", strings.Join(step, " "), err, out)
 		}
@@ -131,6 +137,7 @@ func buildOracle(root, shared string) (string, string, error) {
 			return "", "", err
 		}
 	}
+	recordBuild("the operator oracle", time.Since(start), "built")
 	return bin, crd, nil
 }
 
@@ -140,6 +147,23 @@ type operatorResult struct {
 	objects []object
 	pruned  []string
 	stderr  string
+}
+
+// recordBuild adds the oracle's build to the phase report of the make test that runs this test
+// (tests/phases: MINICLUSTER_FN_PHASES names its records, one line per build); outside one it does
+// nothing.
+func recordBuild(what string, took time.Duration, how string) {
+	path := os.Getenv("MINICLUSTER_FN_PHASES")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "operator: the phase report's records: %v\n", err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "build\t%s\t%.1f\t%s\n", what, took.Seconds(), how)
 }
 
 func runOracle(t testing.TB, input string) operatorResult {
