@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -59,7 +60,7 @@ func needOperator(t testing.TB) {
 	operatorManager.need(t)
 }
 
-// prebuildComponents starts tests/cluster/prebuild.sh in the background at low priority when the
+// prebuildComponents starts tests/cluster/prebuild.sh in the background at the lowest priority when the
 // whole suite runs, and returns a function that waits for it: the builds of the components beside
 // the cluster (Argo CD, Flux CD, the operator), one after another, each cached per machine. On a new
 // machine each takes minutes of CPU, and the tests before the ones that need them leave the
@@ -68,7 +69,9 @@ func needOperator(t testing.TB) {
 // lock and finds its result. Where the builds are cached (or make test built them ahead), the script
 // returns at once. A build that fails here fails again, with its message, in the test that needs it.
 func prebuildComponents() (wait func()) {
-	cmd := exec.Command("nice", "-n", "10", filepath.Join(suite.clusterDir, "prebuild.sh"))
+	cmd := exec.Command(filepath.Join(suite.clusterDir, "prebuild.sh"))
+	// A session of its own, whose priority the script lowers (it says why).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Stderr = os.Stderr // progress, prefixed by each build script
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "live: building ahead with tests/cluster/prebuild.sh: %v; the tests build what they need\n", err)

@@ -33,10 +33,9 @@ busy() { # busy BEFORE (two numbers): "busy N% of M cores"
 }
 
 # The builds of what the live tests need beside the node (tests/cluster/prebuild.sh) start in the
-# background once make deps has installed their packages, at the lowest priority: they take only
-# what the steps before the live tests leave idle, and the live tests find them cached or wait at
-# their locks. Before the live step they get the priority of the live suite's own prebuilds.
-# MINICLUSTER_FN_PREBUILD=0 leaves them to the live suite (for comparing runs).
+# background once make deps has installed their packages, at the lowest priority (prebuild.sh says
+# how): they take only what the steps leave idle, and the live tests find them cached or wait at
+# their locks. MINICLUSTER_FN_PREBUILD=0 leaves them to the live suite (for comparing runs).
 prebuild=""
 stop_prebuild() {
   [ -n "$prebuild" ] || return 0
@@ -51,8 +50,12 @@ stop_prebuild() {
 # The report ends every run: one that a step fails, and one that is interrupted.
 status=0
 begin=$(now)
+running=""
 finish() {
   trap - EXIT
+  if [ -n "$running" ]; then
+    printf 'step\t%s\t%s\t%s\n' "$running" "$(elapsed "$start")" "INTERRUPTED" >> "$MINICLUSTER_FN_PHASES"
+  fi
   stop_prebuild
   printf 'total\t%s\t%s\t%s\n' "$title" "$(elapsed "$begin")" "$([ "$status" = 0 ] && echo passed || echo FAILED)" \
     >> "$MINICLUSTER_FN_PHASES"
@@ -64,13 +67,12 @@ trap 'status=130; exit' INT
 trap 'status=143; exit' TERM
 
 for step in "$@"; do
-  if [ "$step" = live ] && [ -n "$prebuild" ]; then
-    renice -n 10 -g "$prebuild" >/dev/null 2>&1 || true
-  fi
   start=$(now)
   ticks=$(cpu)
+  running=$step
   "${MAKE:-make}" --no-print-directory "$step" 2>&1 | tee "$dir/$step.log"
   status=${PIPESTATUS[0]}
+  running=""
   printf 'step\t%s\t%s\t%s\n' "$step" "$(elapsed "$start")" \
     "$([ "$status" = 0 ] && echo passed || echo "FAILED (exit $status)"), $(busy "$ticks")" >> "$MINICLUSTER_FN_PHASES"
   [ "$status" = 0 ] || break
@@ -79,7 +81,7 @@ for step in "$@"; do
     # stop_prebuild stops whole. Their lines are marked, since they come between the steps'. The
     # marking outlives a Ctrl-C or a timeout's signal to this group, until the builds end: a build
     # whose output ended first would die of SIGPIPE without cleaning up.
-    setsid nice -n 19 "$repo/tests/cluster/prebuild.sh" > >(trap '' INT TERM; sed -u 's/^/[ahead] /' >&2) 2>&1 &
+    setsid "$repo/tests/cluster/prebuild.sh" > >(trap '' INT TERM; sed -u 's/^/[ahead] /' >&2) 2>&1 &
     prebuild=$!
     echo "run: building ahead in the background (tests/cluster/prebuild.sh, process group $prebuild)" >&2
   fi
