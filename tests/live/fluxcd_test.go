@@ -604,8 +604,12 @@ func TestFluxCDLiveFaults(t *testing.T) {
 		if !strings.Contains(msg, "Job/"+target+"/"+j.Metadata.Name) || !strings.Contains(msg, "Failed") {
 			t.Errorf("the Kustomization's message does not name the failed Job %s:\n%s", j.Metadata.Name, msg)
 		}
-		if took >= repo.timeout {
-			t.Errorf("Flux CD reported the failed Job %.1fs after the push, not within its health check timeout %s", took.Seconds(), repo.timeout)
+		// Flux CD stopped its health check because the Job failed, not at its timeout: its own
+		// words for that. The time from the push also holds the source's fetch and the apply, which
+		// a loaded machine stretches (90.6 s in a cold run, against a 90 s timeout, for a health
+		// check that had failed early after 75 s).
+		if !strings.Contains(msg, "failed early due to stalled resources") {
+			t.Errorf("Flux CD did not report the failed Job before its health check timeout %s (%.1fs after the push):\n%s", repo.timeout, took.Seconds(), msg)
 		}
 		if s, why := j.condition("Failed"); s != "True" || !strings.Contains(why, "exit code 3") {
 			t.Errorf("Job %s: Failed=%s %q, want the exit code 3 named", j.Metadata.Name, s, why)
