@@ -141,14 +141,16 @@ container-test-if-podman:
 	@if command -v podman >/dev/null && command -v runc >/dev/null; then $(MAKE) --no-print-directory container-test; \
 	  else echo "container-test: SKIPPED: podman and runc are not installed (Debian: apt-get install podman runc)"; fi
 
-## cluster-up: a real single-node Kubernetes (etcd, control plane, kubelet, containerd, CNI bridge,
+## cluster-up: a real Kubernetes of one node (etcd, control plane, kubelet, containerd, CNI bridge,
 ## kube-proxy, CoreDNS) as host processes, for the live tests and for trying things by hand; needs
 ## root. kubeconfig: $$MINICLUSTER_FN_CLUSTER_STATE/kubeconfig (default /var/tmp/minicluster-fn-cluster).
 ## The first run builds the node binaries from tools/node (15-40 min cold; cached in
 ## $$MINICLUSTER_FN_CACHE, default /var/cache/minicluster-fn). Load images with tests/cluster/load-image.sh.
-## FLUXCD=1 also starts Flux CD's controllers (make fluxcd-up).
+## FLUXCD=1 also starts Flux CD's controllers (make fluxcd-up). NODES=N (1-4): N nodes, each a
+## kubelet with its own containerd, bridge and pod network (tests/cluster/node.sh adds, stops,
+## starts and removes them).
 cluster-up:
-	tests/cluster/up.sh $(if $(filter 1,$(FLUXCD)),--fluxcd)
+	tests/cluster/up.sh $(if $(NODES),--nodes $(NODES)) $(if $(filter 1,$(FLUXCD)),--fluxcd)
 
 ## fluxcd-controllers: Flux CD's source-controller and kustomize-controller v1.9.6 (pinned in the
 ## tools module tools/fluxcd), their CRDs, and the flux CLI v2.9.5 (tools/fluxcd-cli, for

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stops the live-test cluster that up.sh started from $STATE, and only that: Flux CD's controllers
 # if fluxcd-up.sh started them (fluxcd-down.sh), the operator's manager if operator-up.sh started
-# it (operator-down.sh), Argo CD's components if argocd-up.sh started them (argocd-down.sh), the PIDs up.sh recorded, the pods' processes in
+# it (operator-down.sh), Argo CD's components if argocd-up.sh started them (argocd-down.sh), the
+# nodes node.sh added (node.sh remove), the PIDs up.sh recorded, the pods' processes in
 # the kubelet's kubepods cgroups, and the containerd shims serving $STATE's socket. Then removes
 # what those made on the host (pod network namespaces, mounts under $STATE, kubepods cgroups,
 # kube-proxy's nftables tables, the bridge, CNI result files), restores the sysctls up.sh
@@ -44,6 +45,11 @@ if recorded_pid kube-apiserver >/dev/null && recorded_pid kubelet >/dev/null && 
   done
   [ "${running:-0}" = 0 ] || say "$running container(s) still running after 30s; killing them"
 fi
+
+# The nodes node.sh added (up.sh --nodes), each stopped and removed by node.sh.
+for i in $(added_nodes); do
+  "$here/node.sh" remove "$i" || say "node $i was not removed cleanly (above)"
+done
 
 # 2. The node and control plane, in reverse start order.
 for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
@@ -135,6 +141,12 @@ for ns_path in /run/netns/*; do
   grep -qxF "${ns_path#/run/netns/}" "$STATE/host-before/netns" 2>/dev/null || left+=("network namespace $ns_path")
 done
 for d in /sys/fs/cgroup/*/kubepods; do [ -e "$d" ] && left+=("cgroup $d"); done
+for ((i = 1; i < MAX_NODES; i++)); do
+  for name in "kubelet-n$i" "containerd-n$i"; do pid=$(recorded_pid "$name") && left+=("process $name (PID $pid)"); done
+  for d in /sys/fs/cgroup/*/"$(node_cgroup "$i")"; do [ -e "$d" ] && left+=("cgroup $d"); done
+  ip link show "$(node_bridge "$i")" > /dev/null 2>&1 && left+=("bridge $(node_bridge "$i")")
+done
+[ -s "$STATE/run/nodes" ] && left+=("added nodes not removed: $(tr '\n' ' ' < "$STATE/run/nodes")")
 ip link show "$BRIDGE" > /dev/null 2>&1 && left+=("bridge $BRIDGE")
 ip -o link show type veth 2>/dev/null | grep -q "master $BRIDGE" && left+=("veth on $BRIDGE")
 if [ -f "$STATE/host-before/nft-tables" ]; then

@@ -10,8 +10,12 @@ CACHE=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
 # the kubelet and CoreDNS listen on it; pods reach them there).
 BRIDGE=mcfn0
 BRIDGE_IP=10.244.0.1
-POD_CIDR=10.244.0.0/24
 SERVICE_CIDR=10.96.0.0/16
+# Every node's pods: node i (0 the first, up.sh's; 1-3 added by node.sh) has its own bridge
+# mcfn<i> at 10.244.<i>.1 and pods in 10.244.<i>.0/24, a connected route on the host, so pods of
+# different nodes reach each other with no other route.
+CLUSTER_CIDR=10.244.0.0/16
+MAX_NODES=4
 CNI_NETWORK=mcfn-live
 CNI_PLUGIN_DIR=/usr/lib/cni
 
@@ -44,6 +48,20 @@ ARGOCD_REPO_SERVER_METRICS_PORT=18099
 ARGOCD_CONTROLLER_METRICS_PORT=18100
 
 NODE_NAME=$(hostname | tr '[:upper:]' '[:lower:]')
+# Node i of several (node.sh): i from 1 to MAX_NODES-1; node 0 is up.sh's, with the settings above.
+# Each has its own kubelet, containerd (and runc root, CNI configuration), bridge and address, and
+# cgroup root, so that one freezer write stops all of its pods.
+node_name() { echo "$NODE_NAME-n$1"; }
+node_bridge() { echo "mcfn$1"; }
+node_ip() { echo "10.244.$1.1"; }
+node_dir() { echo "$STATE/nodes/$1"; }
+node_sock() { echo "$STATE/nodes/$1/containerd/containerd.sock"; }
+node_cgroup() { echo "mcfn-n$1"; }
+node_kubelet_healthz_port() { echo $((KUBELET_HEALTHZ_PORT + 100 + $1)); }
+# The added nodes, one index a line ($STATE/run/nodes, written by node.sh add).
+added_nodes() { [ -f "$STATE/run/nodes" ] && cat "$STATE/run/nodes"; return 0; }
+# Every node's containerd socket: node 0's, then the added nodes'.
+node_socks() { echo "$CONTAINERD_SOCK"; local i; for i in $(added_nodes); do node_sock "$i"; done; }
 CONTAINERD_SOCK=$STATE/containerd/containerd.sock
 # ctr would print containerd's deprecation of cgroup v1 (this VM's cgroups) on every call.
 export CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1

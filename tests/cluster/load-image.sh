@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Imports images into the running live-test cluster's containerd (namespace k8s.io), where pods
-# with imagePullPolicy Never/IfNotPresent find them; nothing is pulled here.
+# Imports images into the running live-test cluster's containerd (namespace k8s.io) of every node
+# that runs (node.sh adds nodes; one powered off gets none), where pods with imagePullPolicy
+# Never/IfNotPresent find them; nothing is pulled here.
 # usage: load-image.sh IMAGE-OR-ARCHIVE...
 #   an existing file is taken as an image archive (podman save / docker-archive or OCI);
 #   anything else as the name of a local podman image, which is saved to an archive first.
@@ -21,7 +22,10 @@ for image in "$@"; do
     archive=$(mktemp -u "$STATE/tmp/image.XXXXXX.tar")   # podman save refuses to overwrite a file
     podman save --quiet --format docker-archive -o "$archive" "$image"
   fi
-  "$NODE_BIN/ctr" --address "$CONTAINERD_SOCK" -n k8s.io images import "$archive" >&2
+  for sock in $(node_socks); do
+    if ! { [ -S "$sock" ] && "$NODE_BIN/ctr" --address "$sock" version > /dev/null 2>&1; }; then continue; fi
+    "$NODE_BIN/ctr" --address "$sock" -n k8s.io images import "$archive" >&2
+  done
   [ "$archive" = "$image" ] || rm -f "$archive"
   echo "load-image: imported $image" >&2
 done

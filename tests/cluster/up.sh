@@ -4,8 +4,11 @@
 # kube-scheduler, kubelet, kube-proxy (nftables) and CoreDNS serving cluster.local, all as host
 # processes started from here and recorded by PID in $STATE/run. Stop it with down.sh.
 #
-#   up.sh [--fluxcd]
+#   up.sh [--nodes N] [--fluxcd]
 #
+# --nodes N (or MINICLUSTER_FN_CLUSTER_NODES=N), N from 1 (the default) to 4: N nodes, each a
+# kubelet with its own containerd, bridge, pod network and cgroup root; the first is this script's,
+# node.sh adds the others (node.sh says more). The control plane, kube-proxy and CoreDNS are shared.
 # --fluxcd (or MINICLUSTER_FN_CLUSTER_FLUXCD=1): also Flux CD's source-controller and
 # kustomize-controller, started last by fluxcd-up.sh.
 #
@@ -19,15 +22,22 @@ here=$(cd "$(dirname "$0")" && pwd)
 PROG="cluster-up"
 # shellcheck source=SCRIPTDIR/proc.sh
 . "$here/proc.sh"
+# shellcheck source=SCRIPTDIR/node-config.sh
+. "$here/node-config.sh"
 cannot_run() { echo "cluster-up: CANNOT RUN A KUBELET ON THIS MACHINE: $*" >&2; exit 3; }
 
 fluxcd=${MINICLUSTER_FN_CLUSTER_FLUXCD:-0}
-for arg in "$@"; do
-  case $arg in
+nodes=${MINICLUSTER_FN_CLUSTER_NODES:-1}
+usage() { echo "usage: up.sh [--nodes N] [--fluxcd]" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case $1 in
     --fluxcd) fluxcd=1 ;;
-    *) echo "usage: up.sh [--fluxcd]" >&2; exit 2 ;;
+    --nodes) [ $# -ge 2 ] || usage; nodes=$2; shift ;;
+    *) usage ;;
   esac
+  shift
 done
+case $nodes in [1-9]) [ "$nodes" -le "$MAX_NODES" ] || usage ;; *) usage ;; esac
 
 # --- what the machine must provide ---------------------------------------------------------------
 [ "$(id -u)" = 0 ] || cannot_run "not root (the kubelet, containerd and CNI need root)"
@@ -96,57 +106,16 @@ for d in /var/log/containers /var/lib/cni /run/netns; do
 done > "$STATE/host-before/absent-dirs"
 
 # --- network: the bridge before anything binds to its address ----------------------------------
-# The API server and CoreDNS listen on the bridge IP, so it must exist first. The CNI bridge plugin
-# turns on net.ipv4.ip_forward; down.sh restores the old value.
-# The bridge gets a MAC of its own (0a:58 and the bridge IP's bytes). Without one, Linux gives a
-# bridge the lowest MAC of its ports, and the CNI bridge plugin left it so: the bridge's MAC changed
-# as pods came and went. A pod that had looked up the bridge IP's MAC (its gateway, CoreDNS, the API
-# server) while the lowest was a short-lived pod's, such as the keygen pod's, kept sending there
-# once that pod was gone: its DNS lookups got no answer until its neighbour entry expired, and its
-# broker, which resolves its parent's name on every retry, joined 40-80 s late.
-# shellcheck disable=SC2086 # the IP's four bytes, split on purpose
-ip link add "$BRIDGE" address "$(printf '0a:58:%02x:%02x:%02x:%02x' ${BRIDGE_IP//./ })" type bridge
+# The API server and CoreDNS listen on the bridge IP, so it must exist first.
+node_network "$STATE" "$BRIDGE" "$BRIDGE_IP" "$CNI_NETWORK"
 echo "$BRIDGE" > "$STATE/run/bridge"
-ip addr add "$BRIDGE_IP/${POD_CIDR#*/}" dev "$BRIDGE"
-ip link set "$BRIDGE" up
-cat > "$STATE/cni/net.d/10-$CNI_NETWORK.conflist" <<EOF
-{
-  "cniVersion": "1.0.0",
-  "name": "$CNI_NETWORK",
-  "plugins": [
-    {
-      "type": "bridge",
-      "bridge": "$BRIDGE",
-      "isGateway": true,
-      "ipMasq": false,
-      "hairpinMode": true,
-      "ipam": {
-        "type": "host-local",
-        "dataDir": "$STATE/cni/ipam",
-        "ranges": [[{"subnet": "$POD_CIDR", "rangeStart": "${BRIDGE_IP%.*}.10", "gateway": "$BRIDGE_IP"}]],
-        "routes": [{"dst": "0.0.0.0/0"}]
-      }
-    }
-  ]
-}
-EOF
 
 # --- certificates --------------------------------------------------------------------------------
-pki=$STATE/pki
 say "certificates"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=minicluster-fn-live-ca" \
   -keyout "$pki/ca.key" -out "$pki/ca.crt" 2>/dev/null
 openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
 openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
-# make_cert NAME SUBJECT EXTENDED-KEY-USAGE [SUBJECT-ALT-NAMES]
-make_cert() {
-  local ext="$pki/$1.ext"
-  printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=%s\n' "$3" > "$ext"
-  [ -z "${4:-}" ] || printf 'subjectAltName=%s\n' "$4" >> "$ext"
-  openssl req -new -newkey rsa:2048 -nodes -subj "$2" -keyout "$pki/$1.key" -out "$pki/$1.csr" 2>/dev/null
-  openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -set_serial "0x$(openssl rand -hex 12)" -days 2 \
-    -extfile "$ext" -out "$pki/$1.crt" 2>/dev/null
-}
 service_ip=${SERVICE_CIDR%.0/*}.1
 # In parallel: RSA key generation is most of the time, and slow on a busy machine.
 make_cert apiserver "/CN=kube-apiserver" serverAuth \
@@ -160,27 +129,6 @@ make_cert kube-proxy "/CN=system:kube-proxy" clientAuth &
 make_cert coredns "/CN=minicluster-fn-live:coredns" clientAuth &
 for job in $(jobs -p); do wait "$job" || { echo "cluster-up: making the certificates failed" >&2; exit 1; }; done
 
-# make_kubeconfig FILE CERT-NAME
-make_kubeconfig() {
-  cat > "$1" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: minicluster-fn-live
-  cluster:
-    server: https://$BRIDGE_IP:$APISERVER_PORT
-    certificate-authority: $pki/ca.crt
-users:
-- name: $2
-  user:
-    client-certificate: $pki/$2.crt
-    client-key: $pki/$2.key
-contexts:
-- name: minicluster-fn-live
-  context: {cluster: minicluster-fn-live, user: $2}
-current-context: minicluster-fn-live
-EOF
-}
 make_kubeconfig "$KUBECONFIG_ADMIN" admin
 for c in kube-controller-manager kube-scheduler kubelet kube-proxy coredns; do
   make_kubeconfig "$STATE/config/$c.kubeconfig" "$c"
@@ -188,48 +136,7 @@ done
 kubectl() { "$NODE_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
 
 # --- containerd --------------------------------------------------------------------------------
-# containerd 2 (build-node.sh builds it), with version 4 of its config, its own. root lacks
-# CAP_SYS_RESOURCE here: without restrict_oom_score_adj, runc fails every pod sandbox ("can't get
-# final child's PID from pipe"; runc's log: oom_score_adj: Permission denied). Nothing of the
-# host's: no drop-in files (imports, default /etc/containerd/conf.d), no NRI (its plugin would
-# serve /var/run/nri/nri.sock), the shim built beside containerd (runtime_path) rather than one on
-# PATH. runc is the machine's (Debian's).
-cat > "$STATE/config/containerd.toml" <<EOF
-version = 4
-root = "$STATE/containerd/root"
-state = "$STATE/containerd/state"
-imports = []
-disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.blockfile",
-  "io.containerd.snapshotter.v1.erofs", "io.containerd.tracing.processor.v1.otlp",
-  "io.containerd.nri.v1.nri"]
-
-[plugins."io.containerd.server.v1.grpc"]
-  address = "$CONTAINERD_SOCK"
-[plugins."io.containerd.server.v1.ttrpc"]
-  address = "$CONTAINERD_SOCK.ttrpc"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$STATE/containerd/opt"
-[plugins."io.containerd.cri.v1.images"]
-  snapshotter = "overlayfs"
-  [plugins."io.containerd.cri.v1.images".pinned_images]
-    sandbox = "$PAUSE_IMAGE"
-[plugins."io.containerd.cri.v1.runtime"]
-  restrict_oom_score_adj = true
-  enable_selinux = false
-  [plugins."io.containerd.cri.v1.runtime".containerd]
-    default_runtime_name = "runc"
-    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      runtime_path = "$NODE_BIN/containerd-shim-runc-v2"
-      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-        Root = "$STATE/runc"
-  [plugins."io.containerd.cri.v1.runtime".cni]
-    bin_dirs = ["$CNI_PLUGIN_DIR"]
-    conf_dir = "$STATE/cni/net.d"
-    max_conf_num = 1
-EOF
+containerd_config "$STATE"
 say "containerd"
 start containerd "$NODE_BIN/containerd" --config "$STATE/config/containerd.toml"
 wait_for containerd 30 "$NODE_BIN/ctr" --address "$CONTAINERD_SOCK" version
@@ -282,56 +189,10 @@ wait_for kube-controller-manager 60 curl -skf "https://127.0.0.1:$KCM_PORT/healt
 wait_for kube-scheduler 60 curl -skf "https://127.0.0.1:$SCHEDULER_PORT/healthz"
 
 # --- kubelet -----------------------------------------------------------------------------------
-# cgroup v1 needs failCgroupV1: false; volumePluginDir is ours (not /usr/libexec); the API server
-# reaches the kubelet by the node's address first, so it listens on the bridge IP (--node-ip).
-# The pods' resolv.conf: cluster DNS only (the kubelet adds the cluster search path), none of the
-# host's search domains.
 printf 'nameserver %s\n' "$BRIDGE_IP" > "$STATE/config/resolv.conf"
-cat > "$STATE/config/kubelet.yaml" <<EOF
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-address: $BRIDGE_IP
-port: $KUBELET_PORT
-readOnlyPort: 0
-healthzBindAddress: 127.0.0.1
-healthzPort: $KUBELET_HEALTHZ_PORT
-authentication:
-  anonymous: {enabled: false}
-  webhook: {enabled: true}
-  x509: {clientCAFile: $pki/ca.crt}
-authorization: {mode: Webhook}
-containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
-cgroupDriver: cgroupfs
-failCgroupV1: false
-failSwapOn: false
-clusterDNS: [$BRIDGE_IP]
-clusterDomain: cluster.local
-resolvConf: $STATE/config/resolv.conf
-volumePluginDir: $STATE/volume-plugins
-podLogsDir: $STATE/pod-logs
-makeIPTablesUtilChains: false
-# Imported images cannot be pulled again: no image garbage collection.
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
-# A busy shared disk must not evict the tests' pods.
-evictionHard:
-  memory.available: 100Mi
-  nodefs.available: 1%
-  nodefs.inodesFree: 1%
-  imagefs.available: 1%
-  imagefs.inodesFree: 1%
-EOF
-# The kubelet makes its root directory a shared bind mount of itself, in Run, while another
-# goroutine already binds the pod-resources socket under it: when the mount lands between that
-# socket's creation and its rename into place, the rename fails with EXDEV and the kubelet exits
-# ("Failed to create listener for podResources endpoint"; seen once in CI). Mounted here first,
-# the kubelet finds it shared and mounts nothing. down.sh unmounts it with the rest under $STATE.
-mount --bind "$STATE/kubelet" "$STATE/kubelet"
-mount --make-rshared "$STATE/kubelet"
+kubelet_config "$STATE" "$BRIDGE_IP" "$KUBELET_HEALTHZ_PORT"
 say "kubelet"
-start kubelet "$NODE_BIN/kubelet" --config "$STATE/config/kubelet.yaml" \
-  --kubeconfig "$STATE/config/kubelet.kubeconfig" --root-dir "$STATE/kubelet" \
-  --node-ip "$BRIDGE_IP" --hostname-override "$NODE_NAME"
+start_kubelet kubelet "$STATE" "$BRIDGE_IP" "$NODE_NAME"
 wait_for kubelet 90 curl -sf "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz"
 wait_for kubelet 90 kubectl wait --for=condition=Ready "node/$NODE_NAME" --timeout=2s
 
@@ -343,7 +204,7 @@ kind: KubeProxyConfiguration
 mode: nftables
 clientConnection: {kubeconfig: $STATE/config/kube-proxy.kubeconfig}
 hostnameOverride: $NODE_NAME
-clusterCIDR: $POD_CIDR
+clusterCIDR: $CLUSTER_CIDR
 healthzBindAddress: 127.0.0.1:$PROXY_HEALTHZ_PORT
 metricsBindAddress: 127.0.0.1:$PROXY_METRICS_PORT
 conntrack:
@@ -394,6 +255,11 @@ wait_for coredns 60 curl -sf "http://127.0.0.1:$COREDNS_READY_PORT/ready"
 
 # Pods need the namespace's ServiceAccount and kube-root-ca.crt before they can be created.
 wait_for kube-controller-manager 60 kubectl -n default get serviceaccount default
+
+# The other nodes, once the cluster's services (DNS) they use run.
+for ((n = 1; n < nodes; n++)); do
+  "$here/node.sh" add > /dev/null
+done
 
 # Flux CD last: it needs the API server only. A failure here takes the whole cluster down, like any
 # other component's.

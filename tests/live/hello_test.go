@@ -1,6 +1,7 @@
 package live
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -135,7 +136,7 @@ func TestHelloRanks(t *testing.T) {
 	requireImages(t)
 	const instance = "hello-ranks"
 	t.Run("copy", func(t *testing.T) {
-		checkHelloRanks(t, instance, namespace(t, "hello-ranks"), fnDir(t, instance))
+		checkHelloRanks(t, instance, namespace(t, "hello-ranks"), fnDir(t, instance), 4)
 	})
 	t.Run("image volume", func(t *testing.T) {
 		dir := fnDir(t, instance)
@@ -144,7 +145,7 @@ func TestHelloRanks(t *testing.T) {
 		// view, which is read-only here.
 		setCommand(t, dir, "    quiet: true\n", "    quiet: true\n    strict: true\n")
 		ns := namespace(t, "hello-ranks-image")
-		checkHelloRanks(t, instance, ns, dir)
+		checkHelloRanks(t, instance, ns, dir, 4)
 		// The brokers ran flux from the view image's volume: the view volume holds only a link
 		// into it (TestEntrypointRunInitImageVolume), so they could not have run without it.
 		j := brokerJob(t, ns, instance)
@@ -155,23 +156,24 @@ func TestHelloRanks(t *testing.T) {
 	})
 }
 
-// checkHelloRanks applies the hello-ranks MiniCluster of dir (fnDir) in ns and checks what rank 0
-// shows of the instance.
-func checkHelloRanks(t *testing.T, instance, ns, dir string) {
+// checkHelloRanks applies the hello-ranks MiniCluster of dir (fnDir, size brokers; resizeHelloRanks)
+// in ns and checks what rank 0 shows of the instance. It returns the broker Job.
+func checkHelloRanks(t *testing.T, instance, ns, dir string, size int) job {
 	t.Helper()
 	apply(t, renderKustomize(t, ns, dir))
 	certificate(t, ns, instance)
 	j := brokerJob(t, ns, instance)
 	jobComplete(t, ns, j.Metadata.Name, completeLimit)
-	checkAllExitedZero(t, ns, j.Metadata.Name, 4)
+	checkAllExitedZero(t, ns, j.Metadata.Name, size)
 
 	log := brokerLog(t, ns, rankPod(t, ns, instance, "0"))
 	t.Logf("rank 0 log:\n%s", log)
+	run := fmt.Sprintf("== flux run -N%d -n%d hostname", size, size)
 	resources, overlayStatus, hostnames := section(log, "== flux resource list", "== flux overlay status"),
-		section(log, "== flux overlay status", "== flux run -N4 -n4 hostname"), section(log, "== flux run -N4 -n4 hostname", "")
+		section(log, "== flux overlay status", run), section(log, run, "")
 
-	// flux resource list: no node down, the node list covers the 4 pods.
-	nodelist := j.Metadata.Name + "-[0-3]"
+	// flux resource list: no node down, the node list covers the pods.
+	nodelist := fmt.Sprintf("%s-[0-%d]", j.Metadata.Name, size-1)
 	if !strings.Contains(resources, nodelist) {
 		t.Errorf("flux resource list does not show %s:\n%s", nodelist, resources)
 	}
@@ -182,10 +184,10 @@ func checkHelloRanks(t *testing.T, instance, ns, dir string) {
 	}
 	// flux overlay status: one line per rank, "<rank> <host>: full" once that rank and all below it
 	// are connected (seen on the cluster: "0 hello-ranks-<hash>-0: full", then "├─ 1 ...: full").
-	if n := strings.Count(overlayStatus, ": full\n"); n != 4 {
-		t.Errorf("flux overlay status on rank 0 shows %d of 4 ranks full:\n%s", n, overlayStatus)
+	if n := strings.Count(overlayStatus, ": full\n"); n != size {
+		t.Errorf("flux overlay status on rank 0 shows %d of %d ranks full:\n%s", n, size, overlayStatus)
 	}
-	// flux run -N4 -n4 hostname: one line from each pod.
+	// flux run -N<size> -n<size> hostname: one line from each pod.
 	var got []string
 	for _, line := range strings.Split(strings.TrimSpace(hostnames), "\n") {
 		if line = strings.TrimSpace(line); line != "" {
@@ -194,11 +196,23 @@ func checkHelloRanks(t *testing.T, instance, ns, dir string) {
 	}
 	slices.Sort(got)
 	var want []string
-	for _, i := range []string{"0", "1", "2", "3"} {
-		want = append(want, j.Metadata.Name+"-"+i)
+	for i := range size {
+		want = append(want, fmt.Sprintf("%s-%d", j.Metadata.Name, i))
 	}
+	slices.Sort(want)
 	if !slices.Equal(got, want) {
-		t.Errorf("flux run -N4 -n4 hostname printed %q, want the 4 pod hostnames %q", got, want)
+		t.Errorf("flux run -N%d -n%d hostname printed %q, want the %d pod hostnames %q", size, size, got, size, want)
+	}
+	return j
+}
+
+// resizeHelloRanks makes the hello-ranks MiniCluster of dir (fnDir) one of size brokers, its job on
+// every one of them.
+func resizeHelloRanks(t *testing.T, dir string, size int) {
+	t.Helper()
+	setCommand(t, dir, "  size: 4\n", fmt.Sprintf("  size: %d\n", size))
+	for range 2 { // the section's title, and the command
+		setCommand(t, dir, "flux run -N4 -n4 hostname", fmt.Sprintf("flux run -N%d -n%d hostname", size, size))
 	}
 }
 

@@ -286,6 +286,7 @@ type pod struct {
 	Spec     struct {
 		Hostname  string `json:"hostname"`
 		Subdomain string `json:"subdomain"`
+		NodeName  string `json:"nodeName"`
 	} `json:"spec"`
 	Status struct {
 		Phase                 string            `json:"phase"`
