@@ -23,12 +23,12 @@ if [ "$(ps -o sid= -p $$ | tr -d ' ')" = $$ ] && [ -w /proc/self/autogroup ]; th
 fi
 renice -n 19 -p $$ > /dev/null
 
-# flux-core and flux-sched first: every test with brokers needs them. Then the components of the
-# tests that run last, side by side, the shortest build first (the operator's manager takes seconds
-# once the operator oracle is built; Argo CD's build is the longest): their tests can start while
-# the next builds.
-for script in "$images/build-flux-core.sh" "$images/build-flux-sched.sh" "$here/build-operator.sh" \
-  "$here/build-fluxcd.sh" "$here/build-argocd.sh"; do
+# flux-sched first (it builds flux-core before itself): every test with brokers needs them. Then the
+# components of the tests that run last, side by side, the shortest build first (the operator's
+# manager takes seconds once the operator oracle is built; Argo CD's build is the longest): their
+# tests can start while the next builds.
+for script in "$images/build-flux-sched.sh" "$here/build-operator.sh" "$here/build-fluxcd.sh" \
+  "$here/build-argocd.sh"; do
   # stdout is the cache path; progress (prefixed by each script) goes to stderr.
   "$script" > /dev/null
   status=$?
