@@ -51,10 +51,10 @@ complete() {
 mkdir -p "$cache"
 # One build at a time per key: a second caller waits for the first and then finds its result.
 exec 9>"$cache/argocd-$key.lock"
-flock 9
+phase_lock 9
 if complete "$dest"; then
   echo "build-argocd: using $dest (cached)" >&2
-  phase_record build "Argo CD" "$SECONDS" cached
+  phase_cached "Argo CD"
   echo "$dest"
   exit 0
 fi

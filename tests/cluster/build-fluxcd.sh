@@ -36,10 +36,10 @@ complete() {
 mkdir -p "$cache"
 # One build at a time per key: a second caller waits for the first and then finds its result.
 exec 9>"$cache/fluxcd-$key.lock"
-flock 9
+phase_lock 9
 if complete "$dest"; then
   echo "build-fluxcd: using $dest (cached)" >&2
-  phase_record build "Flux CD controllers and CLI" "$SECONDS" cached
+  phase_cached "Flux CD controllers and CLI"
   echo "$dest"
   exit 0
 fi

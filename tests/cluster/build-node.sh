@@ -33,10 +33,10 @@ mkdir -p "$cache"
 # One build at a time per key: a second caller (e.g. make cluster-up while make live builds) waits
 # for the first and then finds its result.
 exec 9>"$cache/node-$key.lock"
-flock 9
+phase_lock 9
 if complete "$dest"; then
   echo "build-node: using $dest/bin (cached)" >&2
-  phase_record build "node binaries" "$SECONDS" cached
+  phase_cached "node binaries"
   echo "$dest/bin"
   exit 0
 fi

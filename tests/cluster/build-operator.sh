@@ -27,10 +27,10 @@ complete() { [ -x "$1/manager" ] && [ -s "$1/config/crd/bases/flux-framework.org
 mkdir -p "$cache"
 # One build at a time per key: a second caller waits for the first and then finds its result.
 exec 9>"$cache/operator-$key.lock"
-flock 9
+phase_lock 9
 if complete "$dest"; then
   echo "build-operator: using $dest (cached)" >&2
-  phase_record build "the operator's manager" "$SECONDS" cached
+  phase_cached "the operator's manager"
   echo "$dest"
   exit 0
 fi

@@ -25,10 +25,10 @@ dest=$cache_root/flux-core-$sum
 mkdir -p "$cache_root"
 # One build at a time per cache: a second caller waits for the first and then finds its result.
 exec 9>"$cache_root/flux-core-$sum.lock"
-flock 9
+phase_lock 9
 if [ -x "$dest/root$prefix/bin/flux" ]; then
   echo "build-flux-core: cached: $dest/root" >&2
-  phase_record build flux-core "$SECONDS" cached
+  phase_cached flux-core
   echo "$dest/root"
   exit 0
 fi

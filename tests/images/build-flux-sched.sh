@@ -29,10 +29,10 @@ sum=$( (cat "$tarball" "$0"; echo "$flux_root") | sha256sum | cut -c1-16)
 dest=$cache_root/flux-sched-$sum
 # One build at a time per cache: a second caller waits for the first and then finds its result.
 exec 9>"$cache_root/flux-sched-$sum.lock"
-flock 9
+phase_lock 9
 if [ -f "$dest/root$prefix/lib/flux/modules/sched-fluxion-qmanager.so" ]; then
   echo "build-flux-sched: cached: $dest/root" >&2
-  phase_record build "flux-sched (Fluxion)" "$SECONDS" cached
+  phase_cached "flux-sched (Fluxion)"
   echo "$dest/root"
   exit 0
 fi

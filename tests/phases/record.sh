@@ -6,8 +6,27 @@
 #   phase_record KIND NAME SECONDS [HOW]
 #
 # KIND is "build" for the builds cached per machine; HOW says "built" or "cached". One short line
-# per call, appended: lines of builds running side by side do not mix.
+# per call, appended: lines of builds running side by side do not mix. The build scripts take their
+# lock with phase_lock and report a cache hit with phase_cached.
 phase_record() {
   [ -n "${MINICLUSTER_FN_PHASES:-}" ] || return 0
   printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-}" >> "$MINICLUSTER_FN_PHASES"
+}
+
+# phase_lock FD: takes the lock on file descriptor FD (one build of a key at a time per machine),
+# and remembers how long that waited, for phase_cached.
+phase_lock() {
+  local start=$SECONDS
+  flock "$1"
+  phase_waited=$((SECONDS - start))
+}
+
+# phase_cached NAME: the line of a build found in the cache. One that found it only after waiting
+# at the lock for the same build beside it says so: its seconds are mostly that build's.
+phase_cached() {
+  local how=cached
+  if [ "${phase_waited:-0}" -gt 0 ]; then
+    how="cached, after waiting ${phase_waited} s for the same build beside it"
+  fi
+  phase_record build "$1" "$SECONDS" "$how"
 }
