@@ -133,11 +133,11 @@ start_node_kubelet() {
 
 # power_off I: what a node that loses power does to its processes, all at once.
 power_off() {
-  local i=$1 pid pids=()
+  local i=$1 pid component pids=()
   cut_off "$i"
   freeze "$(node_cgroup "$i")" FROZEN
-  for name in "kubelet-n$i" "containerd-n$i"; do
-    pid=$(recorded_pid "$name") && pids+=("$pid")
+  for component in "kubelet-n$i" "containerd-n$i"; do
+    pid=$(recorded_pid "$component") && pids+=("$pid")
   done
   # shellcheck disable=SC2207 # PIDs, one a line
   pids+=($(shims "$(node_sock "$i")") $(cgroup_pids "$(node_cgroup "$i")"))
@@ -233,7 +233,10 @@ case $cmd in
     rm -f /var/lib/cni/results/"$CNI_NETWORK-$i"-*
     kubectl delete node "$name" --ignore-not-found --request-timeout=10s > /dev/null 2>&1 || true
     left=()
-    for name in "kubelet-n$i" "containerd-n$i"; do pid=$(recorded_pid "$name") && left+=("process $name (PID $pid)"); done
+    for component in "kubelet-n$i" "containerd-n$i"; do
+      pid=$(recorded_pid "$component") && left+=("process $component (PID $pid)")
+    done
+    kubectl get node "$name" --request-timeout=10s > /dev/null 2>&1 && left+=("Node $name")
     for pid in $(shims "$(node_sock "$i")") $(cgroup_pids "$(node_cgroup "$i")"); do left+=("process $pid"); done
     for h in $(hierarchies); do [ -e "$h/$(node_cgroup "$i")" ] && left+=("cgroup $h/$(node_cgroup "$i")"); done
     ip link show "$(node_bridge "$i")" > /dev/null 2>&1 && left+=("bridge $(node_bridge "$i")")

@@ -97,11 +97,11 @@ func needNodes(t *testing.T, n int) []string {
 	return have
 }
 
-// readyNodes: the names of the cluster's Ready nodes.
+// readyNodes: the names of the cluster's Ready nodes that take pods (not cordoned).
 func readyNodes(t *testing.T) []string {
 	t.Helper()
 	out := mustKube(t, nil, "get", "nodes", "-o",
-		`jsonpath={range .items[*]}{.metadata.name}{" "}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}`)
+		`jsonpath={range .items[*]}{.metadata.name}{" "}{.status.conditions[?(@.type=="Ready")].status}{" "}{.spec.unschedulable}{"\n"}{end}`)
 	var ready []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if f := strings.Fields(line); len(f) == 2 && f[1] == "True" {
