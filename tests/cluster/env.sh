@@ -16,6 +16,18 @@ SERVICE_CIDR=10.96.0.0/16
 # different nodes reach each other with no other route.
 CLUSTER_CIDR=10.244.0.0/16
 MAX_NODES=4
+
+# How fast the cluster gives up on a node that stopped answering, so that a node lost in a test
+# costs seconds: the node is NotReady (Ready=Unknown, tainted unreachable) when neither its lease
+# nor its status was renewed for NODE_MONITOR_GRACE_SECONDS, and its pods are evicted
+# POD_NODE_TOLERATION_SECONDS later (the tolerations the API server gives every pod). A user's
+# cluster keeps Kubernetes' defaults, in brackets, unless its administrator changed them: a lost
+# node is NotReady after 50 s and its pods are evicted 300 s after that (docs/testing.md).
+NODE_LEASE_SECONDS=10          # kubelet nodeLeaseDurationSeconds, renewed every quarter (40)
+NODE_STATUS_SECONDS=4          # kubelet nodeStatusUpdateFrequency (10)
+NODE_MONITOR_GRACE_SECONDS=20  # kube-controller-manager --node-monitor-grace-period (50); its
+                               # --node-monitor-period, how often it looks, is 1 s here (5 s)
+POD_NODE_TOLERATION_SECONDS=20 # kube-apiserver --default-{not-ready,unreachable}-toleration-seconds (300)
 CNI_NETWORK=mcfn-live
 CNI_PLUGIN_DIR=/usr/lib/cni
 

@@ -165,6 +165,9 @@ makeIPTablesUtilChains: false
 # Imported images cannot be pulled again: no image garbage collection.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
+# How often the node reports, its lease and its status: env.sh, NODE_MONITOR_GRACE_SECONDS.
+nodeLeaseDurationSeconds: $NODE_LEASE_SECONDS
+nodeStatusUpdateFrequency: ${NODE_STATUS_SECONDS}s
 # A busy shared disk must not evict the tests' pods.
 evictionHard:
   memory.available: 100Mi

@@ -164,6 +164,8 @@ start kube-apiserver "$NODE_BIN/kube-apiserver" \
   --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction --allow-privileged=true \
   --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
   --kubelet-preferred-address-types InternalIP,Hostname \
+  --default-not-ready-toleration-seconds "$POD_NODE_TOLERATION_SECONDS" \
+  --default-unreachable-toleration-seconds "$POD_NODE_TOLERATION_SECONDS" \
   --profiling=false
 wait_for kube-apiserver 120 curl -sf --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
   "https://$BRIDGE_IP:$APISERVER_PORT/readyz"
@@ -178,6 +180,7 @@ start kube-controller-manager "$NODE_BIN/kube-controller-manager" \
   --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --cert-dir "$STATE/pki/kube-controller-manager" \
   --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
   --use-service-account-credentials=true --leader-elect=false \
+  --node-monitor-period 1s --node-monitor-grace-period "${NODE_MONITOR_GRACE_SECONDS}s" \
   --flex-volume-plugin-dir "$STATE/volume-plugins" --profiling=false
 start kube-scheduler "$NODE_BIN/kube-scheduler" \
   --kubeconfig "$STATE/config/kube-scheduler.kubeconfig" \
