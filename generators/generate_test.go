@@ -883,6 +883,51 @@ func TestFailedCommandJob(t *testing.T) {
 	}
 }
 
+// The brokers are spread one per node: preferred by default, as the operator, required with the
+// broker-spread option Required; the option renames the Job (the affinity is in its pod template).
+func TestBrokerSpread(t *testing.T) {
+	t.Parallel()
+	required := strings.Replace(helloWorld, "  name: flux-sample\n", "  name: flux-sample\n  annotations:\n    "+v1alpha2.BrokerSpreadAnnotation+": Required\n", 1)
+	preferredJob := brokerJobOf(t, must(generate(t, helloWorld)))
+	requiredJob := brokerJobOf(t, must(generate(t, required)))
+	for _, tc := range []struct {
+		name               string
+		job                *batchv1.Job
+		preferred, require int
+	}{
+		{"default", preferredJob, 1, 0},
+		{"Required", requiredJob, 0, 1},
+	} {
+		anti := tc.job.Spec.Template.Spec.Affinity.PodAntiAffinity
+		if len(anti.PreferredDuringSchedulingIgnoredDuringExecution) != tc.preferred || len(anti.RequiredDuringSchedulingIgnoredDuringExecution) != tc.require {
+			t.Errorf("%s: pod anti-affinity %s, want %d preferred and %d required terms", tc.name, toJSON(t, anti), tc.preferred, tc.require)
+			continue
+		}
+		var term corev1.PodAffinityTerm
+		if tc.preferred > 0 {
+			term = anti.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm
+		} else {
+			term = anti.RequiredDuringSchedulingIgnoredDuringExecution[0]
+		}
+		if term.TopologyKey != corev1.LabelHostname || !subsetOf(term.LabelSelector.MatchLabels, tc.job.Spec.Template.Labels) {
+			t.Errorf("%s: the one-per-node term %s does not select the broker pods (%v) per hostname", tc.name, toJSON(t, term), tc.job.Spec.Template.Labels)
+		}
+	}
+	if preferredJob.Name == requiredJob.Name {
+		t.Errorf("the option does not change the broker Job's name %s (its pod template is immutable)", preferredJob.Name)
+	}
+}
+
+// subsetOf tells whether every label of sub is in labels.
+func subsetOf(sub, labels map[string]string) bool {
+	for k, v := range sub {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
 // TestJoinReportsAreTheContracts: the broker script prints the join reports that status looks
 // for in a broker's log (api/contract), word for word.
 func TestJoinReportsAreTheContracts(t *testing.T) {

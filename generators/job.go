@@ -115,7 +115,7 @@ func brokerPodTemplate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names)
 	spec.SchedulerName = s.Pod.SchedulerName
 	spec.Tolerations = tolerations(s.Pod.Tolerations)
 	spec.Overhead = s.Pod.Resources
-	spec.Affinity = affinity(mc)
+	spec.Affinity = affinity(mc, opts.BrokerSpread)
 	spec.ImagePullSecrets = pullSecrets(s.Containers)
 	if !initInBroker(mc, opts) {
 		spec.InitContainers = []corev1.Container{viewContainer(mc, opts)}
@@ -369,18 +369,24 @@ func pullSecrets(cs []v1alpha2.MiniClusterContainer) []corev1.LocalObjectReferen
 	return out
 }
 
-// affinity spreads brokers one per node within one zone (preferred, as the operator does) and adds
-// the required node affinity of spec.pod.nodeAffinity.
-func affinity(mc *v1alpha2.MiniCluster) *corev1.Affinity {
+// affinity keeps brokers within one zone and spreads them one per node (both preferred, as the
+// operator does; one per node required with the broker-spread option Required), and adds the
+// required node affinity of spec.pod.nodeAffinity.
+func affinity(mc *v1alpha2.MiniCluster, spread v1alpha2.BrokerSpread) *corev1.Affinity {
 	var a corev1.Affinity
 	if !mc.Spec.Network.DisableAffinity {
 		sel := &metav1.LabelSelector{MatchLabels: brokerSelector(mc)}
 		a.PodAffinity = &corev1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
 			Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{LabelSelector: sel, TopologyKey: corev1.LabelTopologyZone},
 		}}}
-		a.PodAntiAffinity = &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
-			Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{LabelSelector: sel.DeepCopy(), TopologyKey: corev1.LabelHostname},
-		}}}
+		onePerNode := corev1.PodAffinityTerm{LabelSelector: sel.DeepCopy(), TopologyKey: corev1.LabelHostname}
+		if spread == v1alpha2.BrokerSpreadRequired {
+			a.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{onePerNode}}
+		} else {
+			a.PodAntiAffinity = &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+				Weight: 100, PodAffinityTerm: onePerNode,
+			}}}
+		}
 	}
 	if na := mc.Spec.Pod.NodeAffinity; len(na) > 0 {
 		var term corev1.NodeSelectorTerm

@@ -37,10 +37,14 @@ const (
 	// it fails the Job, or "Complete", the Job completes whatever the command returned, as with the
 	// operator.
 	FailedCommandAnnotation = OptionPrefix + "failed-command"
+	// BrokerSpreadAnnotation says how strictly the brokers are spread one per node: "Preferred"
+	// (default, as the operator), or "Required", where a broker that finds no node without one
+	// stays Pending.
+	BrokerSpreadAnnotation = OptionPrefix + "broker-spread"
 )
 
 // knownOptions are the keys ParseOptions reads, as its error for an unknown key lists them.
-var knownOptions = []string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation, CurveKindAnnotation, ViewMediumAnnotation, ViewSourceAnnotation, FailedCommandAnnotation}
+var knownOptions = []string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation, CurveKindAnnotation, ViewMediumAnnotation, ViewSourceAnnotation, FailedCommandAnnotation, BrokerSpreadAnnotation}
 
 // ViewSource is how the broker containers get the flux view.
 type ViewSource string
@@ -64,6 +68,17 @@ const (
 	// FailedCommandComplete: the broker script goes on after a failed command and exits 0, so the
 	// Job completes, as the operator's does.
 	FailedCommandComplete FailedCommand = "Complete"
+)
+
+// BrokerSpread is how strictly the brokers are spread one per node.
+type BrokerSpread string
+
+const (
+	// BrokerSpreadPreferred: the scheduler puts each broker on a node without one where it can,
+	// and beside another broker where it cannot.
+	BrokerSpreadPreferred BrokerSpread = "Preferred"
+	// BrokerSpreadRequired: never two brokers of a MiniCluster on one node.
+	BrokerSpreadRequired BrokerSpread = "Required"
 )
 
 // ViewMedium is the medium of the broker pods' view volume.
@@ -110,13 +125,16 @@ type Options struct {
 	// FailedCommand is not hashed either: it changes the broker script and the pod template's
 	// restartPolicy, which are. The zero value is FailedCommandFail.
 	FailedCommand FailedCommand `json:"-"`
+	// BrokerSpread is not hashed either: it changes the pod template's affinity, which is.
+	BrokerSpread BrokerSpread `json:"-"`
 }
 
 // ParseOptions reads our annotations. Unknown keys under OptionPrefix are errors: a typo in an
 // option must not silently fall back to a default.
 func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 	var errs field.ErrorList
-	opts := Options{JobNaming: JobNamingHash, CurveKind: CurveKindSecret, ViewSource: ViewSourceCopy, FailedCommand: FailedCommandFail}
+	opts := Options{JobNaming: JobNamingHash, CurveKind: CurveKindSecret, ViewSource: ViewSourceCopy, FailedCommand: FailedCommandFail,
+		BrokerSpread: BrokerSpreadPreferred}
 	base := field.NewPath("metadata", "annotations")
 	keys := make([]string, 0, len(m.Annotations))
 	for k := range m.Annotations {
@@ -152,6 +170,8 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 			errs = append(errs, setOneOf(&opts.ViewSource, p, v, ViewSourceCopy, ViewSourceImageVolume)...)
 		case FailedCommandAnnotation:
 			errs = append(errs, setOneOf(&opts.FailedCommand, p, v, FailedCommandFail, FailedCommandComplete)...)
+		case BrokerSpreadAnnotation:
+			errs = append(errs, setOneOf(&opts.BrokerSpread, p, v, BrokerSpreadPreferred, BrokerSpreadRequired)...)
 		default:
 			errs = append(errs, field.Invalid(p, v, "unknown option; known options are "+strings.Join(knownOptions, ", ")))
 		}
@@ -176,6 +196,10 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 	if opts.ViewSource == ViewSourceImageVolume && m.Spec.Flux.Container.Disable {
 		errs = append(errs, field.Forbidden(base.Key(ViewSourceAnnotation),
 			"spec.flux.container.disable is set: there is no view image to mount; the application image brings flux"))
+	}
+	if opts.BrokerSpread == BrokerSpreadRequired && m.Spec.Network.DisableAffinity {
+		errs = append(errs, field.Forbidden(base.Key(BrokerSpreadAnnotation),
+			"spec.network.disableAffinity is true: the brokers are not spread at all; drop one of the two"))
 	}
 	return opts, errs
 }

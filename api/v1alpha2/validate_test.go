@@ -461,3 +461,34 @@ func TestFailedCommandOption(t *testing.T) {
 		})
 	}
 }
+
+// TestBrokerSpreadOption: brokers are spread one per node where the scheduler can (Preferred) unless
+// the option says Required, spelled so; Required with spreading disabled is a contradiction.
+func TestBrokerSpreadOption(t *testing.T) {
+	const field = "metadata.annotations[minicluster-fn.dev/broker-spread]"
+	for name, tc := range map[string]struct {
+		annotations string
+		want        BrokerSpread
+		errAt       string
+	}{
+		"default":    {"", BrokerSpreadPreferred, ""},
+		"Preferred":  {"minicluster-fn.dev/broker-spread: Preferred", BrokerSpreadPreferred, ""},
+		"Required":   {"minicluster-fn.dev/broker-spread: Required", BrokerSpreadRequired, ""},
+		"lower case": {"minicluster-fn.dev/broker-spread: required", BrokerSpreadPreferred, field},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := optionsOf(t, tc.annotations, tc.errAt)
+			if opts.BrokerSpread != tc.want {
+				t.Errorf("BrokerSpread = %q, want %q", opts.BrokerSpread, tc.want)
+			}
+		})
+	}
+	mc := &MiniCluster{}
+	mc.Name = "spread"
+	mc.Annotations = map[string]string{BrokerSpreadAnnotation: string(BrokerSpreadRequired)}
+	mc.Spec.Network.DisableAffinity = true
+	_, errs := mc.ParseOptions()
+	if len(errs) != 1 || errs[0].Field != field || !strings.Contains(errs[0].Detail, "spec.network.disableAffinity is true") {
+		t.Errorf("Required with spec.network.disableAffinity: %v, want one error at %s naming disableAffinity", errs, field)
+	}
+}
