@@ -56,7 +56,7 @@ func addConnectionFlags(cmd *cobra.Command, c *status.Connection, allNamespaces 
 func newStatusCmd() *cobra.Command {
 	var conn status.Connection
 	var output string
-	var watch bool
+	var watch, brokers bool
 	cmd := &cobra.Command{
 		Use:   "status [NAME...]",
 		Short: "Show each MiniCluster's phase in the cluster and, when it is not up, why",
@@ -71,10 +71,15 @@ It finds MiniClusters by the labels on the objects their manifests made (docs/ge
 lists Jobs, Pods, ConfigMaps, Events and PersistentVolumeClaims and reads pod logs, never a Secret.
 
 Phases: WaitingForCertificate, Starting, Ready, Running, Succeeded, Failed, Degraded, Pending
-(docs/generated-objects.md, "Status").`,
+(docs/generated-objects.md, "Status").
+
+-o wide adds the nodes the brokers run on; --brokers adds, under each MiniCluster, one line per
+broker pod: its rank, node, state (Pending, NotJoined, Joined, NodeLost, Terminating,
+StuckTerminating, Succeeded, Failed), restarts and age. -o json and -o yaml always hold both.`,
 		Example: `  minicluster-fn status
   minicluster-fn status -n hpc flux-sample -o wide
   minicluster-fn status -A --watch
+  minicluster-fn status flux-sample --brokers
   kubectl minicluster status -o yaml     # installed as the kubectl plugin kubectl-minicluster`,
 		Args: usageArgs(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, names []string) error {
@@ -87,7 +92,7 @@ Phases: WaitingForCertificate, Starting, Ready, Running, Succeeded, Failed, Degr
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			p := &statusPrinter{out: cmd.OutOrStdout(), output: output, allNamespaces: namespace == ""}
+			p := &statusPrinter{out: cmd.OutOrStdout(), output: output, allNamespaces: namespace == "", brokers: brokers}
 			rows, err := readStatus(ctx, src, names)
 			if err != nil {
 				return err
@@ -124,6 +129,7 @@ Phases: WaitingForCertificate, Starting, Ready, Running, Succeeded, Failed, Degr
 	addConnectionFlags(cmd, &conn, true)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "wide, json or yaml")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "after the list, print each MiniCluster again when it changes")
+	cmd.Flags().BoolVar(&brokers, "brokers", false, "under each MiniCluster, a line per broker pod: rank, pod, node, state, restarts, age")
 	return cmd
 }
 
@@ -140,6 +146,8 @@ type statusPrinter struct {
 	out           io.Writer
 	output        string
 	allNamespaces bool
+	// brokers: a table of each MiniCluster's broker pods under the list (--brokers).
+	brokers bool
 	// printed is what was printed of each MiniCluster, and whether the header was.
 	printed map[string]string
 	header  bool
@@ -192,7 +200,7 @@ func (p *statusPrinter) print(rows []status.MiniCluster) error {
 		}
 		cols = append(cols, "NAME", "PHASE", "BROKERS", "LIFETIME", "AGE")
 		if wide {
-			cols = append(cols, "JOB", "CERTIFICATE", "MANAGED-BY", "VIEW")
+			cols = append(cols, "JOB", "CERTIFICATE", "MANAGED-BY", "VIEW", "NODES")
 		}
 		fmt.Fprintln(tw, strings.Join(append(cols, "REASON"), "\t"))
 	}
@@ -203,11 +211,45 @@ func (p *statusPrinter) print(rows []status.MiniCluster) error {
 		}
 		cols = append(cols, mc.Name, string(mc.Phase), mc.BrokersColumn(), orNone(mc.Lifetime), age(mc.Created))
 		if wide {
-			cols = append(cols, orNone(mc.BrokerJob), string(mc.Certificate), orNone(mc.ManagedBy), orNone(mc.ViewSource))
+			cols = append(cols, orNone(mc.BrokerJob), string(mc.Certificate), orNone(mc.ManagedBy), orNone(mc.ViewSource), nodesColumn(mc.Nodes))
 		}
 		fmt.Fprintln(tw, strings.Join(append(cols, mc.Reason), "\t"))
 	}
+	if err := tw.Flush(); err != nil || !p.brokers {
+		return err
+	}
+	for _, mc := range rows {
+		if err := printBrokers(p.out, mc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printBrokers is --brokers' table of one MiniCluster's broker pods.
+func printBrokers(out io.Writer, mc status.MiniCluster) error {
+	fmt.Fprintf(out, "\nBrokers of %s/%s (Job %s):\n", mc.Namespace, mc.Name, orNone(mc.BrokerJob))
+	if len(mc.Brokers) == 0 {
+		_, err := fmt.Fprintln(out, "  no broker pods")
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
+	fmt.Fprintln(tw, "  RANK\tPOD\tNODE\tSTATE\tRESTARTS\tAGE")
+	for _, b := range mc.Brokers {
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%d\t%s\n", b.Rank, b.Pod, orNone(b.Node), b.State, b.Restarts, age(b.Created))
+	}
 	return tw.Flush()
+}
+
+// maxNodesShown is how many node names NODES lists before it counts the rest.
+const maxNodesShown = 3
+
+// nodesColumn is NODES: the brokers' nodes, the first few by name.
+func nodesColumn(nodes []string) string {
+	if len(nodes) <= maxNodesShown {
+		return orNone(strings.Join(nodes, ","))
+	}
+	return fmt.Sprintf("%s +%d", strings.Join(nodes[:maxNodesShown], ","), len(nodes)-maxNodesShown)
 }
 
 // fingerprint is a row without its age.

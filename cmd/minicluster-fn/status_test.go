@@ -84,6 +84,7 @@ func TestStatusGolden(t *testing.T) {
 		{"wide.txt", []string{"-o", "wide"}},
 		{"all-namespaces.txt", []string{"-A"}},
 		{"named.txt", []string{"persistent", "pullfail"}},
+		{"brokers.txt", []string{"--brokers", "nodelost", "stuck"}},
 		{"json.json", []string{"-o", "json"}},
 		{"yaml.yaml", []string{"-o", "yaml"}},
 	} {

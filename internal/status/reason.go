@@ -75,7 +75,7 @@ func (r *reasoner) reason() string {
 	o := r.o
 	switch o.phase {
 	case PhaseFailed:
-		return r.failed()
+		return r.failed() + r.endsWhenStuckPodFails()
 	case PhaseWaitingForCertificate:
 		return firstOf(r.keygenProblem, r.certificateMount, func() string {
 			if o.keygen != nil {
@@ -86,7 +86,7 @@ func (r *reasoner) reason() string {
 	case PhasePending:
 		return "no broker Job: it is applied after the keygen Job completes, or it was not applied"
 	}
-	return firstOf(r.pvcPending, r.unschedulable, r.imagePull, r.certificateMount, r.failedCreate, r.notJoined, func() string {
+	return firstOf(r.nodeLost, r.pvcPending, r.unschedulable, r.imagePull, r.certificateMount, r.failedCreate, r.notJoined, func() string {
 		size := ptrValue(o.broker.Spec.Parallelism)
 		if n := int32(len(o.brokerPods)); n < size {
 			return fmt.Sprintf("%d of %d broker pods of Job %s exist", n, size, o.broker.Name)
@@ -304,8 +304,10 @@ func (r *reasoner) failed() string {
 			return s
 		}
 	}
-	if c := jobCondition(r.o.broker, batchv1.JobFailed); c != nil {
-		return fmt.Sprintf("Job %s failed (%s): %s", r.o.broker.Name, c.Reason, c.Message)
+	for _, t := range []batchv1.JobConditionType{batchv1.JobFailed, batchv1.JobFailureTarget} {
+		if c := jobCondition(r.o.broker, t); c != nil {
+			return fmt.Sprintf("Job %s failed (%s): %s", r.o.broker.Name, c.Reason, c.Message)
+		}
 	}
 	return ""
 }

@@ -83,6 +83,10 @@ type MiniCluster struct {
 	ViewImage  string `json:"viewImage,omitempty"`
 	// Reason is the first cause found of a phase that is not healthy.
 	Reason string `json:"reason,omitempty"`
+	// Nodes are the nodes its broker pods were scheduled on, in the order of their ranks.
+	Nodes []string `json:"nodes,omitempty"`
+	// Brokers are the broker Job's pods, by rank.
+	Brokers []Broker `json:"brokers,omitempty"`
 }
 
 // Objects are what one namespace (or all) holds of MiniClusters, as listed.
@@ -189,6 +193,8 @@ func Summarize(ctx context.Context, objs *Objects, logs LogReader) []MiniCluster
 			}
 		}
 		mc.Created = g.created()
+		mc.Brokers = o.brokers()
+		mc.Nodes = nodes(mc.Brokers)
 		if !mc.Phase.Healthy() {
 			r := reasoner{ctx: ctx, g: g, o: o, events: ev, pvcs: objs.PVCs, logs: logs, namespace: k.namespace}
 			mc.Reason = r.reason()
@@ -359,9 +365,11 @@ func (o observation) classify() Phase {
 	switch {
 	case j == nil && o.keygen == nil:
 		return PhasePending
-	case jobCondition(j, batchv1.JobFailed) != nil:
+	// FailureTarget and SuccessCriteriaMet come first: the Job controller adds Failed or Complete
+	// only once every pod has ended, which a pod stuck on a node that stopped answering never does.
+	case jobCondition(j, batchv1.JobFailed) != nil, jobCondition(j, batchv1.JobFailureTarget) != nil:
 		return PhaseFailed
-	case jobCondition(j, batchv1.JobComplete) != nil:
+	case jobCondition(j, batchv1.JobComplete) != nil, jobCondition(j, batchv1.JobSuccessCriteriaMet) != nil:
 		return PhaseSucceeded
 	case o.cert == CertificateMissing:
 		return PhaseWaitingForCertificate
@@ -369,16 +377,21 @@ func (o observation) classify() Phase {
 		return PhasePending // Argo CD applies the broker Job once the keygen Job has completed
 	}
 	size := ptrValue(j.Spec.Parallelism)
-	lost := len(o.leaving) > 0 || j.Status.Failed > 0
+	// A broker on a node that stopped answering is lost as much as one whose pod failed or left.
+	lost := len(o.leaving) > 0 || j.Status.Failed > 0 || slices.ContainsFunc(o.brokerPods, nodeStoppedAnswering)
 	if j.Labels[contract.LabelLifetime] == contract.LifetimeCompletes {
 		mainPod := len(o.brokerPods) > 0 && index(o.brokerPods[0]) == 0
 		mainReady := mainPod && podReady(o.brokerPods[0])
+		// Rank 0's node stopped answering, or its pod is being deleted: the instance that ran
+		// has lost its main broker.
+		mainLost := mainPod && nodeStoppedAnswering(o.brokerPods[0]) ||
+			slices.ContainsFunc(o.leaving, func(p *corev1.Pod) bool { return index(p) == 0 })
 		switch {
 		case j.Status.Succeeded > 0, mainPod && commandEnded(o.brokerPods[0]):
 			// The command ended; the Job completes or fails as the brokers stop. Rank 0's pod is
 			// no longer Ready from the moment its broker exits, before the Job controller counts it.
 			return PhaseRunning
-		case mainReady && o.joined < size && lost:
+		case (mainReady && o.joined < size || mainLost) && lost:
 			return PhaseDegraded
 		case mainReady:
 			return PhaseRunning

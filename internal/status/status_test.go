@@ -2,6 +2,8 @@ package status_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,6 +61,20 @@ func TestSummarize(t *testing.T) {
 			"keygen pod badkey-keygen-c50f362e-b8sd1 failed (exit status 1): keygen: forbidden: the keygen ServiceAccount may not create configmaps"}, ""},
 		"noquota": {status.PhaseWaitingForCertificate, "0/0", status.CertificateMissing, []string{
 			"the Job controller cannot create the pod of the keygen Job noquota-keygen-c50f362e", "exceeded quota: no-pods"}, ""},
+		// Its rank 2's node stopped answering (not evicted yet); rank 1 of stuck was evicted from
+		// one and stays Terminating, which a Job with a pod failure policy waits for.
+		"nodelost": {status.PhaseDegraded, "2/3", status.CertificatePresent, []string{
+			"node node-c stopped answering since 2026-01-01T00:05:00Z: broker pod nodelost-d5328246-2-abcde (rank 2) is there",
+			"Kubernetes evicts it 300 s after the node's unreachable taint (its toleration)", "the Job then makes a new pod"}, ""},
+		"stuck": {status.PhaseDegraded, "1/2", status.CertificatePresent, []string{
+			"broker pod stuck-d5328246-1-abcde (rank 1) is stuck Terminating on node node-c, which stopped answering",
+			"no new pod for rank 1", "kubectl taint nodes node-c node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"}, ""},
+		// Its command failed when Flux lost rank 2 with its node; the Job waits for that pod.
+		"lostworker": {status.PhaseFailed, "0/3", status.CertificatePresent, []string{
+			"pod lostworker-d5328246-0-abcde container lostworker exited with status 1: the command failed with exit status 1",
+			"job.exception: type=exec severity=0 node failure on lostworker-d5328246-2 (rank 2)",
+			"the Job is marked to fail and gets its Failed condition once broker pod lostworker-d5328246-2-abcde, stuck Terminating on node node-c",
+			"kubectl taint nodes node-c node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"}, ""},
 		"cmcurve": {status.PhaseStarting, "0/1", status.CertificatePresent, []string{
 			"image registry.example/app:9 cannot be pulled (pod cmcurve-d5328246-0-abcde, container cmcurve)"}, ""},
 	}
@@ -90,6 +106,39 @@ func TestSummarize(t *testing.T) {
 	for name := range want {
 		if !seen[name] {
 			t.Errorf("MiniCluster %s not found", name)
+		}
+	}
+}
+
+// TestBrokers: each broker pod's rank, node and state, the nodes of a MiniCluster in the order of
+// its ranks.
+func TestBrokers(t *testing.T) {
+	objs, err := statustest.Objects("testdata/cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"nodelost":   {"0 nodelost-d5328246-0-abcde node-a Joined", "1 nodelost-d5328246-1-abcde node-b Joined", "2 nodelost-d5328246-2-abcde node-c NodeLost"},
+		"stuck":      {"0 stuck-d5328246-0-abcde node-a Joined", "1 stuck-d5328246-1-abcde node-c StuckTerminating"},
+		"degraded":   {"0 degraded-d5328246-0-abcde  Joined", "1 degraded-d5328246-1-abcde  Joined", "2 degraded-d5328246-2-zzzzz  NotJoined"},
+		"huge":       {"0 huge-d5328246-0-abcde  Pending", "1 huge-d5328246-1-abcde  Pending"},
+		"persistent": {"0 persistent-d5328246-0-abcde  Joined", "1 persistent-d5328246-1-abcde  Joined"},
+	}
+	wantNodes := map[string][]string{"nodelost": {"node-a", "node-b", "node-c"}, "stuck": {"node-a", "node-c"}}
+	for _, mc := range status.Summarize(context.Background(), objs, nil) {
+		w, ok := want[mc.Name]
+		if !ok {
+			continue
+		}
+		var got []string
+		for _, b := range mc.Brokers {
+			got = append(got, fmt.Sprintf("%d %s %s %s", b.Rank, b.Pod, b.Node, b.State))
+		}
+		if !slices.Equal(got, w) {
+			t.Errorf("%s: brokers\n%s\nwant\n%s", mc.Name, strings.Join(got, "\n"), strings.Join(w, "\n"))
+		}
+		if !slices.Equal(mc.Nodes, wantNodes[mc.Name]) {
+			t.Errorf("%s: nodes %v, want %v", mc.Name, mc.Nodes, wantNodes[mc.Name])
 		}
 	}
 }

@@ -25,6 +25,18 @@ type statusRow struct {
 	Certificate string `json:"certificate"`
 	ManagedBy   string `json:"managedBy"`
 	Reason      string `json:"reason"`
+	// Nodes and Brokers: where the brokers run, and each broker pod (status --brokers).
+	Nodes   []string       `json:"nodes"`
+	Brokers []statusBroker `json:"brokers"`
+}
+
+// statusBroker is status's line for one broker pod.
+type statusBroker struct {
+	Rank     int    `json:"rank"`
+	Pod      string `json:"pod"`
+	Node     string `json:"node"`
+	State    string `json:"state"`
+	Restarts int    `json:"restarts"`
 }
 
 // statusViewer is set by TestStatusLive for its run: a kubeconfig whose user is the ServiceAccount
