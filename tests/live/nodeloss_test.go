@@ -1,0 +1,221 @@
+package live
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestNodeLoss powers off the node of a worker of a persistent MiniCluster of size 3 spread over
+// three nodes (tests/cluster/node.sh stop: its kubelet, containerd and pod processes killed at
+// once, its traffic dropped), as a machine that loses power, and follows what a user sees until
+// the MiniCluster is whole again, then powers the node on:
+//   - status: Degraded, naming the node that stopped answering, once the node lifecycle controller
+//     marks the pod not ready (the cluster's node-lifecycle settings: tests/cluster/env.sh);
+//   - the pod is evicted after its toleration; the Job (no pod failure policy: a persistent
+//     cluster) makes a new pod of the rank on a node that answers, while the old one stays
+//     Terminating on the dead node, StuckTerminating in status --brokers;
+//   - the new broker joins: rank 0 reaches every rank, status Ready 3/3;
+//   - the node back, the old pod goes and the cluster stays whole.
+//
+// Each step's time from the power-off is logged and recorded in the phase report.
+func TestNodeLoss(t *testing.T) {
+	requireImages(t)
+	needNodes(t, 3)
+	const instance = "persistent"
+	ns := namespace(t, "node-loss")
+	dir := fnDir(t, "interactive")
+	setCommand(t, dir, "size: 2", "size: 3")
+	apply(t, renderKustomize(t, ns, dir))
+	brokersReady(t, ns, instance, 3, runningLimit)
+	jobName := brokerJob(t, ns, instance).Metadata.Name
+	ranksReachable(t, ns, jobName, 3, rejoinLimit)
+	lost := powerOffWorker(t, ns, instance, jobName, "node loss")
+	victim, node, rank, step := lost.victim, lost.node, lost.victim.index(), lost.step
+
+	// What status says while the node is silent, before its pods are evicted.
+	_, row := phaseSequence(t, ns, instance, 2*time.Minute, func(r statusRow) bool {
+		return r.Phase == "Degraded" && strings.Contains(r.Reason, "node "+node+" stopped answering")
+	})
+	step("status Degraded, naming the node")
+	t.Logf("status reason: %s", row.Reason)
+	if !slices.Contains(row.Nodes, node) {
+		t.Errorf("status's nodes %v lack %s", row.Nodes, node)
+	}
+	if b, ok := row.broker(rank, victim.Metadata.Name); !ok || b.State != "NodeLost" || b.Node != node {
+		t.Errorf("status --brokers for rank %s: %+v (found %v), want pod %s NodeLost on %s", rank, b, ok, victim.Metadata.Name, node)
+	}
+
+	// Evicted after the toleration; a new pod of the rank on a node that answers, which joins.
+	var replacement pod
+	waitFor(t, "a new pod of rank "+rank+" running on another node", 3*time.Minute, func() (bool, string, error) {
+		for _, p := range pods(t, ns, "batch.kubernetes.io/job-name="+jobName) {
+			if p.index() == rank && p.Metadata.UID != victim.Metadata.UID && p.Status.Phase == "Running" {
+				replacement = p
+				return true, "", nil
+			}
+		}
+		return false, podsState(t, ns, selector(instance, "broker")), nil
+	})
+	step("new pod of the rank running")
+	if replacement.Spec.NodeName == node {
+		t.Errorf("the new pod %s runs on the dead node %s", replacement.Metadata.Name, node)
+	}
+	ranksReachable(t, ns, jobName, 3, rejoinLimit)
+	step("whole again: rank 0 reaches every rank")
+	_, row = phaseSequence(t, ns, instance, time.Minute, func(r statusRow) bool { return r.Phase == "Ready" })
+	step("status Ready")
+	checkRowTruth(t, ns, instance, row)
+	if b, ok := row.broker(rank, victim.Metadata.Name); !ok || b.State != "StuckTerminating" {
+		t.Errorf("status --brokers for the old pod of rank %s: %+v (found %v), want StuckTerminating while its node is off", rank, b, ok)
+	}
+	out, errOut, err := fnCluster("status", "-n", ns, instance, "--brokers")
+	t.Logf("status --brokers:\n%s%s%v", out, errOut, errOrEmpty(err))
+
+	// The node back: its kubelet finishes the old pod, and nothing else changes.
+	lost.powerOn()
+	back := time.Now()
+	gone(t, ns, "pods", victim.Metadata.Name, 2*time.Minute)
+	t.Logf("the old pod gone %.1fs after the node was back", time.Since(back).Seconds())
+	ranksReachable(t, ns, jobName, 3, rejoinLimit)
+	if row, _ := miniClusterStatus(t, ns, instance); row.Phase != "Ready" {
+		t.Errorf("after the node came back: status %s (%s), want Ready", row.Phase, row.Reason)
+	}
+	logFlux(t, ns, instance, "after the node came back")
+}
+
+// lostWorker is a worker whose node powerOffWorker powered off.
+type lostWorker struct {
+	victim pod
+	node   string
+	// powerOn powers the node on again, once; the test's cleanup calls it otherwise.
+	powerOn func()
+	// step logs a step's time since the power-off and records it in the phase report.
+	step func(what string)
+}
+
+// powerOffWorker checks that the broker Job's three brokers run one on each of three nodes, and
+// powers off the node of the first worker that node.sh can power off (node 0 holds the control
+// plane).
+func powerOffWorker(t *testing.T, ns, instance, jobName, phase string) lostWorker {
+	t.Helper()
+	if on := brokerNodes(t, ns, jobName); len(uniq(on)) != 3 {
+		t.Fatalf("the 3 brokers run on %v, want one on each of 3 nodes", on)
+	}
+	added := addedNodes(t)
+	var l lostWorker
+	for _, r := range []string{"1", "2"} {
+		if p := rankPod(t, ns, instance, r); slices.Contains(added, p.Spec.NodeName) {
+			l.victim, l.node = p, p.Spec.NodeName
+			break
+		}
+	}
+	if l.node == "" {
+		t.Fatalf("no worker runs on an added node (%v)", added)
+	}
+	t.Logf("powering off node %s, which runs rank %s (pod %s)", l.node, l.victim.index(), l.victim.Metadata.Name)
+	off := time.Now()
+	if err := runScript(filepath.Join(suite.clusterDir, "node.sh"), "stop", l.node); err != nil {
+		t.Fatalf("node.sh stop %s: %v", l.node, err)
+	}
+	var once sync.Once
+	l.powerOn = func() {
+		once.Do(func() {
+			if err := runScript(filepath.Join(suite.clusterDir, "node.sh"), "start", l.node); err != nil {
+				t.Errorf("node.sh start %s: %v", l.node, err)
+			}
+		})
+	}
+	t.Cleanup(l.powerOn)
+	l.step = func(what string) {
+		t.Logf("%.1fs after the power-off: %s", time.Since(off).Seconds(), what)
+		recordPhase(phase+": "+what, time.Since(off), "")
+	}
+	return l
+}
+
+// broker is status's line of the pod of the rank (its name "" for any).
+func (r statusRow) broker(rank, podName string) (statusBroker, bool) {
+	for _, b := range r.Brokers {
+		if fmt.Sprint(b.Rank) == rank && (podName == "" || b.Pod == podName) {
+			return b, true
+		}
+	}
+	return statusBroker{}, false
+}
+
+// addedNodes are the names of the nodes node.sh added, which it can power off and on.
+func addedNodes(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(suite.clusterDir, "node.sh"), "list").Output()
+	if err != nil {
+		t.Fatalf("node.sh list: %v", err)
+	}
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(line); len(f) == 3 {
+			names = append(names, f[1])
+		}
+	}
+	return names
+}
+
+// TestNodeLossBatch powers off the node of a worker while a batch MiniCluster's command runs on
+// every rank (with the default pod failure policy): Flux fails the job on the lost rank, the main
+// broker exits with the command's status, and the Job is marked to fail (FailureTarget); it gets
+// its Failed condition only once the pod on the dead node has failed, which no kubelet reports.
+// status says Failed with the command's reason, the pod stuck on the dead node, and the one command
+// that lets Kubernetes fail it; the test then runs that command, as an administrator would, and the
+// Job ends Failed.
+func TestNodeLossBatch(t *testing.T) {
+	exhaustive(t, "a node lost under a batch MiniCluster")
+	requireImages(t)
+	needNodes(t, 3)
+	const instance = "failed-command"
+	ns := namespace(t, "node-loss-batch")
+	dir := fnDir(t, instance)
+	setCommand(t, dir, "size: 2", "size: 3")
+	// Long enough never to end by itself within the test; -N3 puts a task on every rank.
+	setCommand(t, dir, "command: COMMAND", "command: flux run -N3 -n3 sleep 600")
+	apply(t, renderKustomize(t, ns, dir))
+	brokersReady(t, ns, instance, 3, runningLimit)
+	jobName := brokerJob(t, ns, instance).Metadata.Name
+	lost := powerOffWorker(t, ns, instance, jobName, "node loss, batch")
+	victim, node, step := lost.victim, lost.node, lost.step
+	tainted := false
+	// Before the node is powered on again (cleanups run last first).
+	t.Cleanup(func() {
+		if tainted {
+			mustKube(t, nil, "taint", "nodes", node, "node.kubernetes.io/out-of-service-")
+		}
+	})
+
+	seen, row := phaseSequence(t, ns, instance, 3*time.Minute, func(r statusRow) bool { return r.Phase == "Failed" })
+	step("status Failed")
+	t.Logf("phases %v; reason: %s", seen, row.Reason)
+	command := "kubectl taint nodes " + node + " node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"
+	for _, want := range []string{"container " + instance + " exited with status", "stuck Terminating on node " + node, command} {
+		if !strings.Contains(row.Reason, want) {
+			t.Errorf("status's reason lacks %q: %s", want, row.Reason)
+		}
+	}
+	if j := brokerJob(t, ns, instance); func() bool { s, _ := j.condition("Failed"); return s == "True" }() {
+		t.Errorf("the Job has its Failed condition while a pod of it is stuck on the dead node: the case this test is about is gone")
+	}
+
+	// What the administrator does, as status says.
+	args := strings.Fields(strings.TrimPrefix(command, "kubectl "))
+	mustKube(t, nil, args...)
+	tainted = true
+	jobFailed(t, ns, jobName, time.Minute)
+	step("Job Failed after the out-of-service taint")
+	gone(t, ns, "pods", victim.Metadata.Name, time.Minute)
+	if row, _ := miniClusterStatus(t, ns, instance); row.Phase != "Failed" || strings.Contains(row.Reason, "stuck") {
+		t.Errorf("after the taint: status %s (%s), want Failed and nothing stuck", row.Phase, row.Reason)
+	}
+}
