@@ -215,8 +215,10 @@ case $cmd in
       kubectl cordon "$name" --request-timeout=10s > /dev/null 2>&1 || true
       kubectl delete pods --all-namespaces --field-selector "spec.nodeName=$name" --grace-period=5 --wait=false \
         --request-timeout=10s > /dev/null 2>&1 || true
+      # Until no task runs: the containers of a node powered off and on stay listed, dead, until
+      # the kubelet's garbage collection (every minute).
       deadline=$((SECONDS + 30))
-      until [ -z "$("$NODE_BIN/ctr" --address "$(node_sock "$i")" -n k8s.io containers ls -q 2>/dev/null)" ] \
+      until [ -z "$("$NODE_BIN/ctr" --address "$(node_sock "$i")" -n k8s.io tasks ls 2>/dev/null | awk 'NR > 1 && $3 ~ /^(RUNNING|CREATED|PAUSED)$/')" ] \
         || [ "$SECONDS" -ge "$deadline" ]; do
         sleep 0.5
       done
