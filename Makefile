@@ -210,12 +210,14 @@ cluster-down:
 ## the cluster up (or uses a running one), builds and loads the stand-in images, runs, and takes a
 ## cluster it started down again, also when a test fails or the binary dies (with-cluster.sh).
 ## Skips loudly where the machine cannot run a kubelet (MINICLUSTER_FN_LIVE_REQUIRE=1: fails instead).
-## LIVE_PARALLEL: how many parallel subtests (each MiniCluster in a namespace of its own) run at
-## once; they spend most of their time waiting for the node, so more than the cores.
+## LIVE_PARALLEL: how many tests (each with MiniClusters in namespaces of their own) act on the
+## cluster at once; they spend most of their time waiting for the node, so more than the cores. Every
+## test is parallel and takes one of these slots once what it needs is built (tests/live/slots_test.go),
+## so go test's own -parallel only has to be above the number of tests.
 LIVE_PARALLEL ?= 4
 live: build bin/kustomize bin/kpt
-	cd tests/live && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) \
-	  ../cluster/with-cluster.sh $(GO) test -count=1 -parallel $(LIVE_PARALLEL) -timeout 75m -v ./...
+	cd tests/live && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) MINICLUSTER_FN_LIVE_PARALLEL=$(LIVE_PARALLEL) \
+	  ../cluster/with-cluster.sh $(GO) test -count=1 -parallel 256 -timeout 75m -v ./...
 
 ## bench-once: every Go benchmark once, so they keep compiling and running (no timings asserted)
 bench-once:

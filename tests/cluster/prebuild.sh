@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds ahead, one after another, what the live tests need beside the node, each cached per machine
-# by its own script: flux-core and flux-sched (the stand-in view's slow parts), the operator's
+# by its own script: the stand-in images (flux-core, flux-sched and the flux view), the operator's
 # manager, Flux CD's controllers and CLI, Argo CD, at the lowest priority. make test starts it in the
 # background as soon as make deps has installed the packages these builds need (tests/phases/run.sh);
 # tests/live starts it when the cluster is up. Whoever needs a build while
@@ -23,11 +23,11 @@ if [ "$(ps -o sid= -p $$ | tr -d ' ')" = $$ ] && [ -w /proc/self/autogroup ]; th
 fi
 renice -n 19 -p $$ > /dev/null
 
-# flux-sched first (it builds flux-core before itself): every test with brokers needs them. Then the
-# components of the tests that run last, side by side, the shortest build first (the operator's
-# manager takes seconds once the operator oracle is built; Argo CD's build is the longest): their
-# tests can start while the next builds.
-for script in "$images/build-flux-sched.sh" "$here/build-operator.sh" "$here/build-fluxcd.sh" \
+# The stand-in images first (flux-core, then flux-sched, then the view): every test with brokers
+# needs them. Then the components of the tests that run last, side by side, the shortest build
+# first (the operator's manager takes seconds once the operator oracle is built; Argo CD's build is
+# the longest): their tests can start while the next builds.
+for script in "$images/build-view.sh" "$here/build-operator.sh" "$here/build-fluxcd.sh" \
   "$here/build-argocd.sh"; do
   # stdout is the cache path; progress (prefixed by each script) goes to stderr.
   "$script" > /dev/null

@@ -1,66 +1,23 @@
 #!/usr/bin/env bash
 # Builds the local stand-in images the live tests run, without a registry and without RUN steps
-# (podman cannot run containers on these VMs: no CAP_SYS_RESOURCE), and saves each with
-# `podman save` to OUTDIR, for `ctr -n k8s.io images import OUTDIR/<archive>`.
+# (podman cannot run containers on these VMs: no CAP_SYS_RESOURCE), and lists their archives
+# (`podman save`) for `ctr -n k8s.io images import`, in OUTDIR/images.txt: "<archive> <image ref>",
+# one image a line.
 #
 #   tests/images/build.sh [OUTDIR]     (default: $MINICLUSTER_FN_TEST_IMAGES, else bin/test-images)
 #
-# The images (see README.md here):
-#   app.tar        localhost/minicluster-fn-test/app:bookworm         Debian 12 userland (stands in for
-#                                                                     the examples' ubuntu:noble etc.)
-#   flux-view.tar  localhost/minicluster-fn-test/flux-view:0.88.0     that userland plus flux-core 0.88.0,
-#                                                                     flux-sched (Fluxion) 0.54.0 and a
-#                                                                     Python in a spack-like view (stands
-#                                                                     in for ghcr.io/converged-computing/flux-view-*)
-#   project.tar    the keygen image the built binary names (make image)
-# OUTDIR/images.txt lists "<archive> <image ref>", one image a line.
-#
-# Slow parts are cached under ${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}: flux-core (keyed by
-# the vendored tarball, build-flux-core.sh), flux-sched (keyed by its tarball and that flux-core
-# build, build-flux-sched.sh) and the debootstrap root file system (keyed by suite, mirror and
-# package list). An archive in OUTDIR is rebuilt only when what made it changed.
+# The images (see README.md here): the application image and the flux view, which build-view.sh
+# builds and caches per machine, and the keygen image the built binary names (make image), saved to
+# OUTDIR/project.tar, again only when the image changed.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-cache_root=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
 out=${1:-${MINICLUSTER_FN_TEST_IMAGES:-$repo/bin/test-images}}
-# shellcheck source=tests/phases/record.sh
-. "$repo/tests/phases/record.sh"
 
-FLUX_VERSION=0.88.0
-APP_REF=localhost/minicluster-fn-test/app:bookworm
-VIEW_REF=localhost/minicluster-fn-test/flux-view:$FLUX_VERSION
-SUITE=bookworm
-MIRROR=${MINICLUSTER_FN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-# What the generated scripts and flux need from the application image: bash and coreutils
-# (minbase), Python 3 for flux's Python commands (its bindings use cffi; flux-modprobe.py,
-# which rc1 runs, imports ply; flux's config helpers import yaml). time: /usr/bin/time, which the
-# broker script of logging.timed runs (the corpus' tests/timed).
-PACKAGES=python3,python3-cffi-backend,python3-yaml,python3-ply,time
-
-for tool in podman debootstrap patchelf sha256sum tar; do
-  command -v "$tool" >/dev/null || { echo "build.sh: $tool not found (Debian: see .ci/run)" >&2; exit 1; }
-done
-if [ "$(id -u)" != 0 ]; then
-  echo "build.sh: debootstrap and podman import need root" >&2
-  exit 1
-fi
-
-mkdir -p "$out" "$cache_root"
-scratch=$(mktemp -d "$cache_root/images-build.XXXXXX")
-cleanup() {
-  # debootstrap mounts /proc and /sys in the target; a failed run may leave them mounted.
-  local m
-  awk -v d="$scratch/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do
-    umount "$m" || umount -l "$m" || true
-  done
-  rm -rf "$scratch"
-}
-trap cleanup EXIT
-
+command -v podman >/dev/null || { echo "build.sh: podman not found (Debian: see .ci/run)" >&2; exit 1; }
+mkdir -p "$out"
 elapsed() { echo $(( $(date +%s) - $1 )); }
-key() { printf '%s\n' "$@" | sha256sum | cut -c1-16; }
 
 # save REF ARCHIVE STAMP: podman save, unless ARCHIVE was made from the same STAMP. podman save
 # refuses to overwrite an archive, so the old one goes first.
@@ -72,188 +29,10 @@ save() {
   printf '%s\n' "$stamp" > "$out/$archive.key"
 }
 
-# 1. The Debian root file system, cached as a tarball (numeric owners kept).
-rootfs_key=$(key "$SUITE" minbase "$MIRROR" "$PACKAGES")
-rootfs_tar=$cache_root/rootfs-$SUITE-$rootfs_key/rootfs.tar
-if [ ! -f "$rootfs_tar" ]; then
-  start=$(date +%s)
-  echo "build.sh: debootstrap $SUITE (minbase, $PACKAGES)" >&2
-  if ! debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$scratch/rootfs" "$MIRROR" >"$scratch/debootstrap.log" 2>&1; then
-    echo "build.sh: debootstrap failed; last lines of its log:" >&2
-    tail -n 30 "$scratch/debootstrap.log" >&2
-    exit 1
-  fi
-  rm -rf "$scratch/rootfs/var/cache/apt/archives/"*.deb "$scratch/rootfs/var/lib/apt/lists/"*
-  mkdir -p "$(dirname "$rootfs_tar")"
-  tar --numeric-owner -C "$scratch/rootfs" -cf "$rootfs_tar.tmp" .
-  mv "$rootfs_tar.tmp" "$rootfs_tar"
-  rm -rf "$scratch/rootfs"
-  echo "build.sh: root file system built in $(elapsed "$start") s: $rootfs_tar" >&2
-  phase_record build "stand-in images: Debian root file system" "$(elapsed "$start")" built
-else
-  phase_record build "stand-in images: Debian root file system" 0 cached
-fi
+# The application and flux view images.
+view_dir=$("$here/build-view.sh")
 
-# 2. The application image: the root file system as one layer.
-app_key=$(key "$rootfs_key" "$APP_REF")
-if archive_current app.tar "$app_key"; then
-  echo "build.sh: app.tar is current" >&2
-else
-  start=$(date +%s)
-  podman rmi -f "$APP_REF" >/dev/null 2>&1 || true
-  podman import -q "$rootfs_tar" "$APP_REF" >/dev/null
-  save "$APP_REF" app.tar "$app_key"
-  echo "build.sh: $APP_REF in $(elapsed "$start") s" >&2
-fi
-
-# 3. The flux view image: the application image plus one layer with flux-core, flux-sched, a
-# Python of the view's own and a view of them, laid out as flux-init.sh and the keygen script
-# expect (generators/templates/init.sh, keygen.sh), as spack lays out the operator's views:
-#   /opt/software/flux-core-<v>        both installs (DESTDIR=...) in flux-core's prefix, as the
-#                                      operator's views have them: flux-core's rc1 loads Fluxion
-#   /opt/software/flux-core-<v>-deps   the non-glibc libraries flux links, found through RUNPATH
-#   /opt/software/python-<3.X>         the view's Python: the userland's interpreter and standard
-#                                      library, copied (spack installs Python as a run dependency
-#                                      of flux-core, and the view links it: bin/python3.X beside
-#                                      lib/python3.X, which the keygen script runs)
-#   /opt/software/python-<3.X>-deps    the non-glibc libraries it links (ssl's OpenSSL, ...)
-#   /opt/views/._view/<hash>           symlinks to every file of both installs (a spack view)
-#   /opt/view -> /opt/views/._view/<hash>
-# The init container copies the view (symlinks) and /opt/software to the shared volume; the broker
-# container copies the software to its own /opt/software, so the links resolve there. Flux itself
-# runs the userland's /usr/bin/python3 (build-flux-core.sh), not the view's.
-flux_root=$("$here/build-flux-core.sh")
-sched_root=$("$here/build-flux-sched.sh")
-prefix=/opt/software/flux-core-$FLUX_VERSION
-deps=$prefix-deps
-python=$(tar -tf "$rootfs_tar" | sed -n 's|^\./usr/bin/\(python3\.[0-9][0-9]*\)$|\1|p')
-if [ "$(printf '%s\n' "$python" | wc -w)" != 1 ]; then
-  echo "build.sh: want one /usr/bin/python3.X in the root file system, found: ${python:-none}" >&2
-  exit 1
-fi
-python_prefix=/opt/software/python-${python#python}
-python_deps=$python_prefix-deps
-view_key=$(key "$app_key" "$flux_root" "$sched_root" "$(sha256sum "$0" | cut -c1-64)" "$VIEW_REF")
-view_hash=$(key "$flux_root" "$sched_root" | cut -c1-16)$(key "$prefix" "$python_prefix" | cut -c1-16)
-if archive_current flux-view.tar "$view_key"; then
-  echo "build.sh: flux-view.tar is current" >&2
-else
-  start=$(date +%s)
-  layer=$scratch/view
-  mkdir -p "$layer/opt/software" "$layer/opt/views/._view"
-  cp -a "$flux_root$prefix" "$layer$prefix"
-  cp -a "$sched_root$prefix/." "$layer$prefix/"
-  # The Python, from the userland the image is made of: bin/python3.X and python3 -> python3.X,
-  # lib/python3.X (the standard library with lib-dynload, byte-compiled as Debian installed it).
-  mkdir -p "$scratch/python"
-  tar -C "$scratch/python" -xf "$rootfs_tar" "./usr/bin/$python" "./usr/lib/$python"
-  mkdir -p "$layer$python_prefix/bin" "$layer$python_prefix/lib"
-  cp -a "$scratch/python/usr/bin/$python" "$layer$python_prefix/bin/"
-  ln -s "$python" "$layer$python_prefix/bin/python3"
-  cp -a "$scratch/python/usr/lib/$python" "$layer$python_prefix/lib/"
-  rm -rf "$scratch/python"
-
-  # bundle PREFIX DEPS: copy what the ELF files under PREFIX link outside glibc into DEPS/lib
-  # (whatever the application image has, the view must not depend on it), and point every ELF
-  # file's RUNPATH at PREFIX/lib and DEPS/lib, so dependencies of dependencies resolve too. The
-  # ELF files are added to the array elves.
-  is_elf() { [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]; }
-  glibc='^(ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libresolv\.so\.2|libutil\.so\.1|libanl\.so\.1|linux-vdso\.so\.1)$'
-  elves=()
-  bundle() {
-    local tree=$1 tree_deps=$2 f rpath
-    local -a tree_elves
-    mkdir -p "$layer$tree_deps/lib"
-    mapfile -t tree_elves < <(find "$layer$tree" -type f | while read -r f; do if is_elf "$f"; then echo "$f"; fi; done)
-    for f in "${tree_elves[@]}"; do
-      LD_LIBRARY_PATH="$layer$tree/lib" ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
-    done | sort -u | while read -r soname path; do
-      if [[ "$soname" =~ $glibc ]] || [[ "$path" == "$layer"* ]]; then
-        continue
-      fi
-      cp -L "$path" "$layer$tree_deps/lib/$soname"
-    done
-    for f in "${tree_elves[@]}"; do
-      # Only dynamic ELF files have a RUNPATH to set (patchelf cannot read one from others).
-      if rpath=$(patchelf --print-rpath "$f" 2>/dev/null); then
-        chmod u+w "$f"
-        patchelf --set-rpath "${rpath:+$rpath:}$tree/lib:$tree_deps/lib" "$f"
-      fi
-    done
-    for f in "$layer$tree_deps/lib/"*; do
-      [ -e "$f" ] || continue
-      chmod u+w "$f"
-      patchelf --set-rpath "$tree_deps/lib" "$f"
-    done
-    elves+=("${tree_elves[@]}")
-  }
-  bundle "$prefix" "$deps"
-  bundle "$python_prefix" "$python_deps"
-
-  # The spack-like view: real directories, a symlink per file of both installs (a file both have
-  # stops the build: ln refuses to replace it).
-  viewdir=$layer/opt/views/._view/$view_hash
-  for tree in "$prefix" "$python_prefix"; do
-    (cd "$layer$tree" && find . -mindepth 1 \( -type f -o -type l \) -print0) |
-      while IFS= read -r -d '' rel; do
-        rel=${rel#./}
-        mkdir -p "$viewdir/$(dirname "$rel")"
-        ln -s "$tree/$rel" "$viewdir/$rel"
-      done
-  done
-  ln -s "/opt/views/._view/$view_hash" "$layer/opt/view"
-
-  # Check inside the image's file system (chroot): every library an ELF file of the view needs
-  # resolves, and outside glibc only to /opt/software; and, with the userland's own Python
-  # removed, the view runs what the keygen pod runs: flux keygen, and its Python with the modules
-  # the publisher imports, from its own prefix.
-  check=$scratch/check
-  mkdir -p "$check"
-  tar -C "$check" -xf "$rootfs_tar"
-  cp -a "$layer/opt/." "$check/opt/"
-  bad=$(for f in "${elves[@]}"; do
-    f=${f#"$layer"}
-    chroot "$check" /usr/bin/ldd "$f" 2>/dev/null | while read -r soname arrow path _; do
-      if [[ "$soname $arrow $path" == *"not found"* ]]; then
-        echo "$f: $soname not found"
-      elif [[ "$arrow" == "=>" && "$path" == /* && "$path" != /opt/software/* && ! "$soname" =~ $glibc ]]; then
-        echo "$f: $soname from $path"
-      fi
-    done
-  done | sort -u)
-  rm -rf "$check/usr/bin/${python:?}" "$check/usr/bin/python3" "$check/usr/lib/${python:?}"
-  mount -t proc proc "$check/proc"
-  keygen_check=0
-  chroot "$check" /opt/view/bin/flux keygen --name stand-in /tmp/stand-in.cert >"$scratch/keygen-check.log" 2>&1 &&
-    grep -q '^    secret-key = "' "$check/tmp/stand-in.cert" &&
-    chroot "$check" "/opt/view/bin/$python" -I -c "
-import sys, argparse, base64, json, random, re, socket, ssl, subprocess, time, urllib.error, urllib.parse, urllib.request
-ssl.create_default_context()
-assert sys.prefix == '$python_prefix', sys.prefix
-" >>"$scratch/keygen-check.log" 2>&1 || keygen_check=$?
-  umount "$check/proc"
-  rm -rf "$check"
-  if [ -n "$bad" ]; then
-    echo "build.sh: libraries of the flux view that do not resolve inside /opt/software:" >&2
-    echo "$bad" >&2
-    exit 1
-  fi
-  if [ "$keygen_check" != 0 ]; then
-    echo "build.sh: the view cannot run the keygen (flux keygen, or its Python from $python_prefix):" >&2
-    cat "$scratch/keygen-check.log" >&2
-    exit 1
-  fi
-
-  tar --numeric-owner --owner=0 --group=0 -C "$layer" -cf "$scratch/view-layer.tar" opt
-  printf 'FROM %s\nADD view-layer.tar /\n' "$APP_REF" > "$scratch/Containerfile"
-  podman rmi -f "$VIEW_REF" >/dev/null 2>&1 || true
-  podman build -q --network=none -f "$scratch/Containerfile" -t "$VIEW_REF" "$scratch" >/dev/null
-  save "$VIEW_REF" flux-view.tar "$view_key"
-  echo "build.sh: $VIEW_REF in $(elapsed "$start") s ($(du -sh "$layer/opt" | cut -f1) added to the userland)" >&2
-  phase_record build "stand-in images: the flux view" "$(elapsed "$start")" built
-fi
-
-# 4. The project image (make image), under the reference the built binary writes into keygen Jobs.
+# The project image (make image), under the reference the built binary writes into keygen Jobs.
 start=$(date +%s)
 make -s -C "$repo" image >/dev/null
 project_ref=$("$repo/bin/minicluster-fn" version | sed -n 's/^keygen image: //p')
@@ -265,5 +44,5 @@ else
 fi
 echo "build.sh: $project_ref in $(elapsed "$start") s" >&2
 
-printf '%s %s\n' "$out/app.tar" "$APP_REF" "$out/flux-view.tar" "$VIEW_REF" "$out/project.tar" "$project_ref" > "$out/images.txt"
+{ cat "$view_dir/images.txt"; printf '%s %s\n' "$out/project.tar" "$project_ref"; } > "$out/images.txt"
 cat "$out/images.txt"

@@ -717,11 +717,13 @@ func sameUIDs(t *testing.T, what string, before, after map[string]string) {
 }
 
 // TestArgoCDLive runs both setups of examples/argocd, one after the other: they share Argo CD's
-// namespace and settings, and the plugin setup changes argocd-cm while it runs. The test runs
-// after the tests that need only the node (t.Parallel), beside the other tests of components that
-// are built on first use, so that on a new machine those tests run while Argo CD builds.
+// namespace and settings, and the plugin setup changes argocd-cm while it runs. Like every live
+// test it runs beside the others, and takes its slot once Argo CD is built (slots_test.go).
 func TestArgoCDLive(t *testing.T) {
 	t.Parallel()
+	requireImages(t)
+	needArgoCD(t)
+	takeSlotAhead(t)
 	t.Run("KustomizeExec", testArgoCDLiveKustomizeExec)
 	t.Run("CMP", testArgoCDLiveCMP)
 }

@@ -11,7 +11,9 @@ import (
 // relies on it: an Indexed Job's pods find each other through a headless Service (cluster DNS,
 // search path), and reach the API server through the kubernetes Service (kube-proxy).
 func TestClusterServesPods(t *testing.T) {
+	t.Parallel()
 	requireCluster(t)
+	takeSlot(t)
 	if suite.images.probe == "" {
 		t.Fatal("the probe image was not loaded")
 	}

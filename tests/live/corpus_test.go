@@ -23,6 +23,7 @@ func TestCorpus(t *testing.T) {
 	if os.Getenv("MINICLUSTER_FN_LIVE_CORPUS") == "0" {
 		t.Skip("SKIPPED, NOT PASSED: MINICLUSTER_FN_LIVE_CORPUS=0 leaves the corpus out")
 	}
+	t.Parallel()
 	requireImages(t)
 	dir := envOr("MINICLUSTER_FN_CORPUS", filepath.Join(suite.repo, "..", "shared", "corpus", "flux-operator-examples"))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -56,6 +57,7 @@ func TestCorpus(t *testing.T) {
 					t.Skipf("does not render (the render tests cover this): %v", err)
 				}
 				t.Parallel()
+				takeSlot(t)
 				// A failure ends the test at once (t.Fatal): the deferred record still names
 				// the step it failed in.
 				step, outcome := "rendering", ""

@@ -25,7 +25,7 @@ import (
 // make test runs one edit of each impact (labels only, a resize within maxSize, the command,
 // curve-kind, the name); make test-all the whole table (exhaustive).
 func TestFluxCDLiveDiffAgrees(t *testing.T) {
-	t.Parallel() // newFluxCDTest
+	t.Parallel()
 	repo, _ := newFluxCDTest(t, "diff")
 	system, target := repo.system, repo.target
 	// An edit that gives a MiniCluster a new certificate changes its Kustomization's health checks

@@ -12,7 +12,9 @@ import (
 // with hash naming the new render has a new broker Job, prune deletes the old one, and the
 // certificate (made by keygen, not part of the applied set) stays.
 func TestEditCommand(t *testing.T) {
+	t.Parallel()
 	requireImages(t)
+	takeSlot(t)
 	const instance = "edited"
 	ns := namespace(t, "edit")
 	dir := fnDir(t, "edit")

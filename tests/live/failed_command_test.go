@@ -16,7 +16,9 @@ const stopLimit = 30 * time.Second
 // failing line of three names 1 of 3; with the option failed-command: Complete the Job completes,
 // as the operator's does.
 func TestFailedCommand(t *testing.T) {
+	t.Parallel()
 	requireImages(t)
+	takeSlot(t)
 	const instance, marker = "failed-command", "run-of-the-command"
 	failing := fmt.Sprintf(`sh -c 'echo %s; exit 3'`, marker)
 	for _, tc := range []struct {
@@ -126,7 +128,9 @@ func activePods(t testing.TB, ns, jobName string) int {
 // new pod of index 1, whose broker joins the running instance, and the Job completes when the
 // command does.
 func TestFailedCommandNotThePod(t *testing.T) {
+	t.Parallel()
 	requireImages(t)
+	takeSlot(t)
 	const instance = "failed-command"
 	ns := namespace(t, "failed-not-the-pod")
 	dir := fnDir(t, "failed-command")

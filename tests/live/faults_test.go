@@ -12,7 +12,9 @@ import (
 // broker Job first, the headless Service last, the keygen Job before its ServiceAccount and RBAC.
 // The cluster must converge (the controllers retry), or fail with a reason a user can find.
 func TestWorstApplyOrder(t *testing.T) {
+	t.Parallel()
 	requireImages(t)
+	takeSlot(t)
 	const instance = "edited" // testdata/edit.yaml: size 2, a short command
 	ns := namespace(t, "worst-order")
 	docs := splitDocuments(renderKustomize(t, ns, fnDir(t, "edit")))

@@ -68,7 +68,7 @@ func fluxcdCLI(t *testing.T) string {
 // OCIRepository and the Kustomizations) are applied from Git as in TestFluxCDLiveGit, and Flux CD
 // applies the MiniClusters from the artifact; then an edit is pushed the same way.
 func TestFluxCDLiveOCI(t *testing.T) {
-	t.Parallel() // newFluxCDTest
+	t.Parallel()
 	repo, _ := newFluxCDTest(t, "fluxcd-oci")
 	system, target := repo.system, repo.target
 	registry := startRegistry(t)

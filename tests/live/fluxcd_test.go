@@ -48,12 +48,13 @@ type gitopsRepo struct {
 // server, and the GitOps repository on it. The namespaces are made in cleanup order (last made,
 // first deleted): the Flux CD objects go first, and kustomize-controller's finalizers prune what
 // they applied while the target still exists. Nothing of it is shared with another test but the
-// controllers, so the Flux CD tests run side by side (t.Parallel, after the other tests): they
-// wait on the controllers and the node most of the time.
+// controllers, so the Flux CD tests run side by side with the others: they wait on the
+// controllers and the node most of the time, and, long, take their slots ahead (slots_test.go).
 func newFluxCDTest(t *testing.T, name string) (*gitopsRepo, *gitServer) {
 	t.Helper()
 	requireImages(t)
 	needFluxCD(t)
+	takeSlotAhead(t)
 	target := namespace(t, name)
 	system := namespace(t, name+"-system")
 	srv := startGitServer(t)
@@ -290,7 +291,7 @@ func jobRank0Log(t *testing.T, ns, jobName string) string {
 // command edits in a row (each applied and healthy without waiting out a health-check timeout),
 // a resize within maxSize, and the deletion of a MiniCluster.
 func TestFluxCDLiveGit(t *testing.T) {
-	t.Parallel() // newFluxCDTest
+	t.Parallel()
 	repo, _ := newFluxCDTest(t, "fluxcd")
 	system, target := repo.system, repo.target
 
@@ -532,7 +533,7 @@ func sourceState(t *testing.T, ns, name string) (condition, string) {
 // Kustomization says so with Flux CD's own message; the Git server going away loses nothing; and
 // generated objects deleted by hand come back at the next reconcile.
 func TestFluxCDLiveFaults(t *testing.T) {
-	t.Parallel() // newFluxCDTest
+	t.Parallel()
 	repo, srv := newFluxCDTest(t, "fluxcd-faults")
 	system, target := repo.system, repo.target
 	// A health check that cannot pass holds its Kustomization for the whole timeout: short here,

@@ -13,7 +13,9 @@ import (
 // queue policy of spec.flux.scheduler.queuePolicy, and `flux run -N2 -n4` puts two tasks on each
 // pod, also while a job on more nodes than the cluster has waits.
 func TestFluxion(t *testing.T) {
+	t.Parallel()
 	requireImages(t)
+	takeSlot(t)
 	const instance = "fluxion"
 	ns := namespace(t, "fluxion")
 	apply(t, renderKustomize(t, ns, fnDir(t, "fluxion")))
@@ -69,7 +71,9 @@ func TestFluxion(t *testing.T) {
 // Fluxion installed in flux-core's prefix (where flux modprobe would load it); sched-simple
 // schedules a job across both brokers and rejects one that needs more nodes than there are.
 func TestSchedulerSimple(t *testing.T) {
+	t.Parallel()
 	requireImages(t)
+	takeSlot(t)
 	const instance = "simple"
 	ns := namespace(t, "simple")
 	apply(t, renderKustomize(t, ns, fnDir(t, "simple")))

@@ -15,7 +15,9 @@ import (
 // command's output, every pod exits 0 and the Job completes. The kustomize path also checks that
 // nothing of the project ran in the cluster (checkNoProjectImage).
 func TestHelloWorld(t *testing.T) {
+	t.Parallel()
 	requireImages(t)
+	takeSlot(t)
 	t.Run("kustomize", func(t *testing.T) {
 		ns := namespace(t, "hello-kustomize")
 		dir := filepath.Join(suite.repo, "examples", "hello-world")
@@ -133,7 +135,9 @@ func checkNoProjectImage(t *testing.T, ns string, rendered []byte) {
 // mounted from an image volume of the view image (minicluster-fn.dev/view-source: ImageVolume,
 // which the node's containerd 2 mounts).
 func TestHelloRanks(t *testing.T) {
+	t.Parallel()
 	requireImages(t)
+	takeSlot(t)
 	const instance = "hello-ranks"
 	t.Run("copy", func(t *testing.T) {
 		checkHelloRanks(t, instance, namespace(t, "hello-ranks"), fnDir(t, instance), 4)

@@ -18,7 +18,9 @@ const rejoinLimit = 2 * time.Minute
 // deleted; the certificate Secret is deleted; and deleting the cluster stops the brokers
 // cleanly (SIGTERM reaches them) instead of waiting out the grace period.
 func TestPersistent(t *testing.T) {
+	t.Parallel()
 	requireImages(t)
+	takeSlot(t)
 	const instance = "persistent"
 	ns := namespace(t, "persistent")
 	dir := fnDir(t, "interactive")

@@ -85,6 +85,14 @@ func runSuite(m *testing.M) int {
 			code = 1
 		}
 	}
+	// On a cluster it found running, the suite leaves the nodes as it found them; down.sh takes the
+	// nodes of a cluster it started with the rest.
+	if !started {
+		if err := removeAddedNodes(); err != nil {
+			fmt.Fprintf(os.Stderr, "live: removing the nodes the tests added FAILED: %v\n", err)
+			code = 1
+		}
+	}
 	if started {
 		start := time.Now()
 		if err := runScript(filepath.Join(suite.clusterDir, "down.sh")); err != nil {

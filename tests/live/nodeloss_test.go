@@ -25,11 +25,14 @@ import (
 //
 // Each step's time from the power-off is logged and recorded in the phase report.
 func TestNodeLoss(t *testing.T) {
+	t.Parallel()
 	requireImages(t)
 	needNodes(t, 3)
+	takeSlotAhead(t)
 	const instance = "persistent"
 	ns := namespace(t, "node-loss")
 	dir := fnDir(t, "interactive")
+	tolerateTestNodes(t, dir)
 	setCommand(t, dir, "size: 2", "size: 3")
 	apply(t, renderKustomize(t, ns, dir))
 	brokersReady(t, ns, instance, 3, runningLimit)
@@ -174,11 +177,14 @@ func addedNodes(t *testing.T) []string {
 // Job ends Failed.
 func TestNodeLossBatch(t *testing.T) {
 	exhaustive(t, "a node lost under a batch MiniCluster")
+	t.Parallel()
 	requireImages(t)
 	needNodes(t, 3)
+	takeSlotAhead(t)
 	const instance = "failed-command"
 	ns := namespace(t, "node-loss-batch")
 	dir := fnDir(t, instance)
+	tolerateTestNodes(t, dir)
 	setCommand(t, dir, "size: 2", "size: 3")
 	// Long enough never to end by itself within the test; -N3 puts a task on every rank.
 	setCommand(t, dir, "command: COMMAND", "command: flux run -N3 -n3 sleep 600")

@@ -24,8 +24,10 @@ const recoverLimit = 2 * time.Minute
 // bin/live-faults.md.
 func TestOperatorLiveFaults(t *testing.T) {
 	exhaustive(t, "the side-by-side fault table")
+	t.Parallel()
 	requireImages(t)
 	needOperator(t)
+	takeSlotAhead(t)
 	file := filepath.Join(suite.repo, "tests", "live", "testdata", "interactive.yaml")
 	mc, spec := operatorMiniCluster(t, file)
 	instance, _ := mc["metadata"].(map[string]any)["name"].(string)

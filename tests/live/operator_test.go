@@ -37,8 +37,6 @@ const operatorDefaultView = "ghcr.io/converged-computing/flux-view-ubuntu:tag-no
 // MiniCluster conditions, as they changed from the apply on and at the end state (statusSampler).
 // The table is logged and written to bin/live-operator.md.
 func TestOperatorLive(t *testing.T) {
-	// After the tests that need only the node, beside the other tests of components built on
-	// first use (TestArgoCDLive says why).
 	t.Parallel()
 	requireImages(t)
 	needOperator(t)
@@ -58,6 +56,7 @@ func TestOperatorLive(t *testing.T) {
 			rows = append(rows, r)
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
+				takeSlotAhead(t)
 				r.outcome = "FAILED (the test's log has the reason)"
 				var status *string
 				if c.status {
@@ -77,6 +76,7 @@ func TestOperatorLive(t *testing.T) {
 			rows = append(rows, r)
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
+				takeSlotAhead(t)
 				r.outcome = "FAILED (the test's log has the reason)"
 				r.outcome = sideBySide(t, c.name+"-image", withImageVolume(t, filepath.Join(suite.repo, c.file)), nil, nil)
 			})
@@ -101,6 +101,7 @@ func TestOperatorLive(t *testing.T) {
 				name := namespaceFor("c", rel)
 				if _, err := run(filepath.Dir(file), suite.fn, "render", file); err != nil {
 					t.Parallel()
+					takeSlotAhead(t)
 					r.outcome = "FAILED (the test's log has the reason)"
 					r.outcome = refusedByUs(t, name, file, err)
 					return
@@ -110,6 +111,7 @@ func TestOperatorLive(t *testing.T) {
 					t.Skip(why)
 				}
 				t.Parallel()
+				takeSlotAhead(t)
 				r.outcome = "FAILED (the test's log has the reason)"
 				var failure *operatorFailure
 				if f, ok := operatorFailures[rel]; ok {

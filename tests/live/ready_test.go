@@ -14,7 +14,9 @@ import (
 // Once the Service selects them, both join and become Ready, and rank 0 reaches both
 // with flux exec at once.
 func TestReadyMeansJoined(t *testing.T) {
+	t.Parallel()
 	requireImages(t)
+	takeSlot(t)
 	const instance = "persistent" // testdata/interactive.yaml: size 2, interactive
 	ns := namespace(t, "ready")
 	// The keygen Job needs the Service (it owns the certificate), so the Service is applied with a

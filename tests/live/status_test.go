@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -40,18 +41,26 @@ type statusBroker struct {
 }
 
 // statusViewer is set by TestStatusLive for its run: a kubeconfig whose user is the ServiceAccount
-// viewer of namespace ns, which viewOnly binds to the view ClusterRole in each namespace it reads.
-var statusViewer struct{ kubeconfig, ns string }
+// viewer of namespace ns, which viewOnly binds to the view ClusterRole in each namespace it reads
+// (the set namespaces).
+var statusViewer struct {
+	sync.Mutex
+	kubeconfig, ns string
+	namespaces     map[string]bool
+}
 
 // fnCluster runs the binary under test against the live cluster, as a user does: with the viewer's
-// kubeconfig while TestStatusLive runs, with the cluster's admin kubeconfig otherwise.
+// kubeconfig in a namespace viewOnly bound to it, with the cluster's admin kubeconfig otherwise
+// (the other tests run beside TestStatusLive).
 func fnCluster(args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	kubeconfig := suite.kubeconfig
-	if statusViewer.kubeconfig != "" {
+	statusViewer.Lock()
+	if i := slices.Index(args, "-n"); i >= 0 && i+1 < len(args) && statusViewer.namespaces[args[i+1]] {
 		kubeconfig = statusViewer.kubeconfig
 	}
+	statusViewer.Unlock()
 	cmd := exec.CommandContext(ctx, suite.fn, append(args, "--kubeconfig", kubeconfig)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -157,11 +166,13 @@ func checkRowTruth(t testing.TB, ns, instance string, row statusRow) {
 // against what kubectl shows, and wait exits as it says. The scenarios run in parallel, each in a
 // namespace of its own.
 func TestStatusLive(t *testing.T) {
+	t.Parallel()
 	requireImages(t)
 	useStatusViewer(t)
 
 	t.Run("hello-world", func(t *testing.T) {
 		t.Parallel()
+		takeSlot(t)
 		const instance = "failed-command" // testdata/failed-command.yaml, size 2
 		ns := namespace(t, "status-hello")
 		viewOnly(t, ns)
@@ -192,6 +203,7 @@ func TestStatusLive(t *testing.T) {
 
 	t.Run("persistent", func(t *testing.T) {
 		t.Parallel()
+		takeSlot(t)
 		const instance = "persistent" // testdata/interactive.yaml: size 2, maxSize 4
 		ns := namespace(t, "status-persistent")
 		viewOnly(t, ns)
@@ -223,6 +235,7 @@ func TestStatusLive(t *testing.T) {
 
 	t.Run("failed command", func(t *testing.T) {
 		t.Parallel()
+		takeSlot(t)
 		const instance = "failed-command"
 		ns := namespace(t, "status-failed")
 		viewOnly(t, ns)
@@ -316,6 +329,7 @@ func TestStatusLive(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			takeSlot(t)
 			ns := namespace(t, "status-"+strings.ReplaceAll(tc.name, " ", "-"))
 			viewOnly(t, ns)
 			dir := fnDir(t, tc.testdata)
@@ -372,8 +386,14 @@ func useStatusViewer(t *testing.T) {
 	if err := os.WriteFile(kubeconfig, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	statusViewer.kubeconfig, statusViewer.ns = kubeconfig, ns
-	t.Cleanup(func() { statusViewer.kubeconfig, statusViewer.ns = "", "" })
+	statusViewer.Lock()
+	statusViewer.kubeconfig, statusViewer.ns, statusViewer.namespaces = kubeconfig, ns, map[string]bool{}
+	statusViewer.Unlock()
+	t.Cleanup(func() {
+		statusViewer.Lock()
+		statusViewer.kubeconfig, statusViewer.ns, statusViewer.namespaces = "", "", nil
+		statusViewer.Unlock()
+	})
 	if out, err := kubeEnv(nil, nil, "--kubeconfig", kubeconfig, "auth", "can-i", "list", "secrets", "-n", ns); err == nil || strings.TrimSpace(out) != "no" {
 		t.Fatalf("the viewer may list Secrets (kubectl auth can-i: %q, %v)", out, err)
 	}
@@ -382,5 +402,9 @@ func useStatusViewer(t *testing.T) {
 // viewOnly binds the view ClusterRole to the status viewer in namespace ns, and nothing else.
 func viewOnly(t *testing.T, ns string) {
 	t.Helper()
-	mustKube(t, nil, "-n", ns, "create", "rolebinding", "status-viewer", "--clusterrole=view", "--serviceaccount="+statusViewer.ns+":viewer")
+	statusViewer.Lock()
+	viewer := statusViewer.ns
+	statusViewer.namespaces[ns] = true
+	statusViewer.Unlock()
+	mustKube(t, nil, "-n", ns, "create", "rolebinding", "status-viewer", "--clusterrole=view", "--serviceaccount="+viewer+":viewer")
 }
