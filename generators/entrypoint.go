@@ -214,7 +214,7 @@ type waitData struct {
 	Hooks     struct{ Init, Pre, BrokerPre, WorkerPre, Post hook }
 
 	Interactive bool
-	// Persistent: the brokers run until the cluster is deleted (runsUntilDeleted).
+	// Persistent: the brokers run until the cluster is deleted (MiniCluster.RunsUntilDeleted).
 	Persistent     bool
 	DisableSocket  bool
 	ConnectTimeout string
@@ -404,7 +404,7 @@ func newWaitData(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, i int, common 
 		Command:         c.Command,
 		OutputDir:       c.Logs,
 		Interactive:     s.Interactive,
-		Persistent:      runsUntilDeleted(mc) != "",
+		Persistent:      mc.RunsUntilDeleted() != "",
 		DisableSocket:   s.Flux.DisableSocket,
 		ConnectTimeout:  s.Flux.ConnectTimeout,
 		Topology:        s.Flux.Topology,

@@ -63,6 +63,9 @@ func Generate(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) ([]Object, []Warn
 	if len(mc.Spec.Services) > 0 {
 		objs = append(objs, servicesPod(mc, n))
 	}
+	if opts.Eviction == v1alpha2.EvictionWaitForCommand {
+		objs = append(objs, disruptionBudget(mc, n))
+	}
 	objs = append(objs, brokerJob(mc, opts, n))
 	return objs, warnings(mc), nil
 }

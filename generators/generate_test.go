@@ -11,6 +11,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -915,6 +916,38 @@ func TestBrokerSpread(t *testing.T) {
 	}
 	if preferredJob.Name == requiredJob.Name {
 		t.Errorf("the option does not change the broker Job's name %s (its pod template is immutable)", preferredJob.Name)
+	}
+}
+
+// The eviction option WaitForCommand renders a PodDisruptionBudget that lets no Ready broker pod
+// of this MiniCluster be evicted and lets an unready one go; the default renders none. The budget
+// is an object of its own: the broker Job keeps its name.
+func TestEvictionWaitForCommand(t *testing.T) {
+	t.Parallel()
+	waiting := strings.Replace(helloWorld, "  name: flux-sample\n", "  name: flux-sample\n  annotations:\n    "+v1alpha2.EvictionAnnotation+": WaitForCommand\n", 1)
+	if pdbs := find(must(generate(t, helloWorld)), func(*policyv1.PodDisruptionBudget) bool { return true }); len(pdbs) != 0 {
+		t.Errorf("the default renders %d PodDisruptionBudgets, want none", len(pdbs))
+	}
+	objs := must(generate(t, waiting))
+	pdbs := find(objs, func(*policyv1.PodDisruptionBudget) bool { return true })
+	if len(pdbs) != 1 {
+		t.Fatalf("WaitForCommand renders %d PodDisruptionBudgets, want 1", len(pdbs))
+	}
+	pdb, job := pdbs[0], brokerJobOf(t, objs)
+	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 0 || pdb.Spec.MinAvailable != nil {
+		t.Errorf("maxUnavailable %v, minAvailable %v: want maxUnavailable 0 alone", pdb.Spec.MaxUnavailable, pdb.Spec.MinAvailable)
+	}
+	if p := pdb.Spec.UnhealthyPodEvictionPolicy; p == nil || *p != policyv1.AlwaysAllow {
+		t.Errorf("unhealthyPodEvictionPolicy %v, want AlwaysAllow", p)
+	}
+	if sel := pdb.Spec.Selector; sel == nil || len(sel.MatchExpressions) != 0 || !subsetOf(sel.MatchLabels, job.Spec.Template.Labels) {
+		t.Errorf("the budget's selector %s does not select the broker pods (%v)", toJSON(t, sel), job.Spec.Template.Labels)
+	}
+	if pdb.Labels[contract.LabelComponent] != contract.ComponentDisruptionBudget || pdb.Labels[contract.LabelMiniCluster] != "flux-sample" {
+		t.Errorf("labels %v, want component %s of MiniCluster flux-sample", pdb.Labels, contract.ComponentDisruptionBudget)
+	}
+	if a := brokerJobOf(t, must(generate(t, helloWorld))); a.Name != job.Name {
+		t.Errorf("the option renames the broker Job %s to %s", a.Name, job.Name)
 	}
 }
 

@@ -45,7 +45,7 @@ func brokerJob(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) *batchv
 	job.Annotations[contract.AnnotationViewImage] = s.Flux.Container.Image
 	job.Annotations[contract.AnnotationViewSource] = string(opts.ViewSource)
 	job.Labels[contract.LabelLifetime] = contract.LifetimeCompletes
-	if reason := neverCompletes(mc); reason != "" {
+	if reason := mc.NeverCompletes(); reason != "" {
 		job.Labels[contract.LabelLifetime] = contract.LifetimeUntilDeleted
 		job.Annotations[contract.AnnotationLifetimeReason] = reason
 	}
@@ -70,7 +70,7 @@ const exitPodRetry = 143
 // are never restarted in place, and a pod failure policy fails the Job on that status. Only for a
 // Job that completes with its command: a cluster that runs until deleted runs none that ends it.
 func failsOnCommand(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) bool {
-	return opts.FailedCommand != v1alpha2.FailedCommandComplete && neverCompletes(mc) == ""
+	return opts.FailedCommand != v1alpha2.FailedCommandComplete && mc.NeverCompletes() == ""
 }
 
 // brokerPodFailurePolicy fails the Job, once, when the broker container (named container) ends

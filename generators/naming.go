@@ -92,6 +92,9 @@ type names struct {
 	KeygenAccount    string
 	ServicesPod      string
 	ServicesHostname string
+	// DisruptionBudget names the PodDisruptionBudget of the eviction option: the MiniCluster's
+	// name (a mutable object, no hash).
+	DisruptionBudget string
 }
 
 func newNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, jobHash, keygenHash, servicesHash string) names {
@@ -105,6 +108,7 @@ func newNames(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, jobHash, keygenHa
 		KeygenAccount:       naming.KeygenAccount(mc.Name),
 		ServicesPod:         naming.ServicesPod(mc.Name, servicesHash),
 		ServicesHostname:    naming.ServicesHostname(mc.Name),
+		DisruptionBudget:    mc.Name,
 	}
 }
 

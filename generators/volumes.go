@@ -56,7 +56,7 @@ func viewMedium(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) corev1.StorageM
 	case v1alpha2.ViewMediumDisk:
 		return corev1.StorageMediumDefault
 	}
-	if neverCompletes(mc) != "" || memoryLimited(mc) {
+	if mc.NeverCompletes() != "" || memoryLimited(mc) {
 		return corev1.StorageMediumDefault
 	}
 	return corev1.StorageMediumMemory

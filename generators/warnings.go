@@ -61,7 +61,7 @@ func warnings(mc *v1alpha2.MiniCluster) []Warning {
 // know before the edit lands (info results). mc must be defaulted.
 func Notes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) []Warning {
 	s := &mc.Spec
-	reason := runsUntilDeleted(mc)
+	reason := mc.RunsUntilDeleted()
 	if reason == "" || s.MaxSize != s.Size || mc.UserNamedHosts() != "" {
 		// (A host list the user writes changes only as the user writes it.)
 		return nil
@@ -76,33 +76,4 @@ func Notes(mc *v1alpha2.MiniCluster, opts v1alpha2.Options) []Warning {
 	}
 	return []Warning{{"spec.maxSize", fmt.Sprintf("equals spec.size (%d), as it does when unset, and %s: %s; "+
 		"to change the size in place later, set spec.maxSize to the largest size it may grow to", s.Size, reason, effect)}}
-}
-
-// neverCompletes says why the broker Job of mc never completes on its own, or is "" when it
-// completes once the command ends: the brokers run until deleted, or a container that runs no
-// broker (a sidecar) keeps its pod running after the brokers exit.
-func neverCompletes(mc *v1alpha2.MiniCluster) string {
-	if reason := runsUntilDeleted(mc); reason != "" {
-		return reason
-	}
-	for _, c := range mc.Spec.Containers {
-		if !c.RunFlux {
-			return "container " + c.Name + " runs no broker (a sidecar), and the Job completes only when it exits"
-		}
-	}
-	return ""
-}
-
-// runsUntilDeleted says why the brokers of mc run until the cluster is deleted, or is "" when
-// the lead broker runs a command and the brokers exit when it ends.
-func runsUntilDeleted(mc *v1alpha2.MiniCluster) string {
-	if mc.Spec.Interactive {
-		return "spec.interactive keeps the brokers running until the cluster is deleted"
-	}
-	for _, c := range mc.Spec.Containers {
-		if c.RunFlux && c.Command == "" && c.Commands.Script == "" {
-			return "without a command the brokers run until the cluster is deleted"
-		}
-	}
-	return ""
 }

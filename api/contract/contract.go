@@ -41,6 +41,8 @@ const (
 	ComponentServices = "services"
 	// ComponentPort: a Service of a sidecar container's ports.
 	ComponentPort = "port-service"
+	// ComponentDisruptionBudget: the PodDisruptionBudget of the broker pods (the eviction option).
+	ComponentDisruptionBudget = "disruption-budget"
 )
 
 // LabelLifetime on the broker Job says whether its pods end on their own: LifetimeCompletes (the

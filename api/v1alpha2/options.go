@@ -41,10 +41,15 @@ const (
 	// (default, as the operator), or "Required", where a broker that finds no node without one
 	// stays Pending.
 	BrokerSpreadAnnotation = OptionPrefix + "broker-spread"
+	// EvictionAnnotation says whether the brokers of a MiniCluster whose command runs may be
+	// evicted (kubectl drain, a cluster autoscaler's scale-down): "Allow" (default, as the
+	// operator), or "WaitForCommand", where a PodDisruptionBudget refuses to evict a Ready broker,
+	// so that a drain waits until the command has ended and the pods have completed.
+	EvictionAnnotation = OptionPrefix + "eviction"
 )
 
 // knownOptions are the keys ParseOptions reads, as its error for an unknown key lists them.
-var knownOptions = []string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation, CurveKindAnnotation, ViewMediumAnnotation, ViewSourceAnnotation, FailedCommandAnnotation, BrokerSpreadAnnotation}
+var knownOptions = []string{JobNamingAnnotation, KeygenImageAnnotation, CurveSecretAnnotation, CurveKindAnnotation, ViewMediumAnnotation, ViewSourceAnnotation, FailedCommandAnnotation, BrokerSpreadAnnotation, EvictionAnnotation}
 
 // ViewSource is how the broker containers get the flux view.
 type ViewSource string
@@ -79,6 +84,20 @@ const (
 	BrokerSpreadPreferred BrokerSpread = "Preferred"
 	// BrokerSpreadRequired: never two brokers of a MiniCluster on one node.
 	BrokerSpreadRequired BrokerSpread = "Required"
+)
+
+// Eviction is whether the brokers of a running command may be evicted.
+type Eviction string
+
+const (
+	// EvictionAllow: no PodDisruptionBudget; an evicted broker's pod is replaced, and the command
+	// that ran on it fails.
+	EvictionAllow Eviction = "Allow"
+	// EvictionWaitForCommand: a PodDisruptionBudget with maxUnavailable 0 over the broker pods:
+	// the eviction of a Ready broker is refused until the pods have completed; one that is not
+	// Ready may be evicted (unhealthyPodEvictionPolicy AlwaysAllow), so a broken cluster never
+	// blocks a drain.
+	EvictionWaitForCommand Eviction = "WaitForCommand"
 )
 
 // ViewMedium is the medium of the broker pods' view volume.
@@ -127,6 +146,9 @@ type Options struct {
 	FailedCommand FailedCommand `json:"-"`
 	// BrokerSpread is not hashed either: it changes the pod template's affinity, which is.
 	BrokerSpread BrokerSpread `json:"-"`
+	// Eviction is not hashed: it adds or removes the PodDisruptionBudget, an object of its own,
+	// and changes nothing of the Job.
+	Eviction Eviction `json:"-"`
 }
 
 // ParseOptions reads our annotations. Unknown keys under OptionPrefix are errors: a typo in an
@@ -134,7 +156,7 @@ type Options struct {
 func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 	var errs field.ErrorList
 	opts := Options{JobNaming: JobNamingHash, CurveKind: CurveKindSecret, ViewSource: ViewSourceCopy, FailedCommand: FailedCommandFail,
-		BrokerSpread: BrokerSpreadPreferred}
+		BrokerSpread: BrokerSpreadPreferred, Eviction: EvictionAllow}
 	base := field.NewPath("metadata", "annotations")
 	keys := make([]string, 0, len(m.Annotations))
 	for k := range m.Annotations {
@@ -172,6 +194,8 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 			errs = append(errs, setOneOf(&opts.FailedCommand, p, v, FailedCommandFail, FailedCommandComplete)...)
 		case BrokerSpreadAnnotation:
 			errs = append(errs, setOneOf(&opts.BrokerSpread, p, v, BrokerSpreadPreferred, BrokerSpreadRequired)...)
+		case EvictionAnnotation:
+			errs = append(errs, setOneOf(&opts.Eviction, p, v, EvictionAllow, EvictionWaitForCommand)...)
 		default:
 			errs = append(errs, field.Invalid(p, v, "unknown option; known options are "+strings.Join(knownOptions, ", ")))
 		}
@@ -200,6 +224,12 @@ func (m *MiniCluster) ParseOptions() (Options, field.ErrorList) {
 	if opts.BrokerSpread == BrokerSpreadRequired && m.Spec.Network.DisableAffinity {
 		errs = append(errs, field.Forbidden(base.Key(BrokerSpreadAnnotation),
 			"spec.network.disableAffinity is true: the brokers are not spread at all; drop one of the two"))
+	}
+	if opts.Eviction == EvictionWaitForCommand {
+		if reason := m.NeverCompletes(); reason != "" {
+			errs = append(errs, field.Forbidden(base.Key(EvictionAnnotation),
+				reason+": a drain of one of its nodes would wait forever; drop the option, or give the MiniCluster a command that ends"))
+		}
 	}
 	return opts, errs
 }

@@ -276,7 +276,7 @@ func TestSizeProblems(t *testing.T) {
 // entries) and checks that the only error, if errAt is set, is at that field.
 func optionsOf(t *testing.T, annotations, errAt string) Options {
 	t.Helper()
-	doc := base + "  containers: [{image: a}]\n"
+	doc := base + "  containers: [{image: a, command: hostname}]\n"
 	if annotations != "" {
 		doc = strings.Replace(doc, "  name: flux-sample\n", "  name: flux-sample\n  annotations: {"+annotations+"}\n", 1)
 	}
@@ -490,5 +490,54 @@ func TestBrokerSpreadOption(t *testing.T) {
 	_, errs := mc.ParseOptions()
 	if len(errs) != 1 || errs[0].Field != field || !strings.Contains(errs[0].Detail, "spec.network.disableAffinity is true") {
 		t.Errorf("Required with spec.network.disableAffinity: %v, want one error at %s naming disableAffinity", errs, field)
+	}
+}
+
+// TestEvictionOption: brokers may be evicted (Allow) unless the option says WaitForCommand, spelled
+// so; WaitForCommand for a MiniCluster that never completes would hold a drain forever.
+func TestEvictionOption(t *testing.T) {
+	const field = "metadata.annotations[minicluster-fn.dev/eviction]"
+	for name, tc := range map[string]struct {
+		annotations string
+		want        Eviction
+		errAt       string
+	}{
+		"default":        {"", EvictionAllow, ""},
+		"Allow":          {"minicluster-fn.dev/eviction: Allow", EvictionAllow, ""},
+		"WaitForCommand": {"minicluster-fn.dev/eviction: WaitForCommand", EvictionWaitForCommand, ""},
+		"lower case":     {"minicluster-fn.dev/eviction: waitforcommand", EvictionAllow, field},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := optionsOf(t, tc.annotations, tc.errAt)
+			if opts.Eviction != tc.want {
+				t.Errorf("Eviction = %q, want %q", opts.Eviction, tc.want)
+			}
+		})
+	}
+	for name, tc := range map[string]struct {
+		edit func(*MiniCluster)
+		want string
+	}{
+		"interactive": {func(mc *MiniCluster) { mc.Spec.Interactive = true }, "spec.interactive keeps the brokers running"},
+		"no command":  {func(mc *MiniCluster) { mc.Spec.Containers[0].Command = "" }, "without a command the brokers run until"},
+		"sidecar": {func(mc *MiniCluster) {
+			mc.Spec.Containers = append(mc.Spec.Containers, MiniClusterContainer{Name: "side"})
+		}, "container side runs no broker"},
+		"command that ends": {func(*MiniCluster) {}, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			mc := &MiniCluster{}
+			mc.Name = "evict"
+			mc.Annotations = map[string]string{EvictionAnnotation: string(EvictionWaitForCommand)}
+			mc.Spec.Containers = []MiniClusterContainer{{Name: "main", Command: "hostname", RunFlux: true}}
+			tc.edit(mc)
+			_, errs := mc.ParseOptions()
+			switch {
+			case tc.want == "" && len(errs) > 0:
+				t.Errorf("WaitForCommand for a command that ends: %v", errs)
+			case tc.want != "" && (len(errs) != 1 || errs[0].Field != field || !strings.Contains(errs[0].Detail, tc.want) || !strings.Contains(errs[0].Detail, "wait forever")):
+				t.Errorf("WaitForCommand: %v, want one error at %s saying %q and that a drain would wait forever", errs, field, tc.want)
+			}
+		})
 	}
 }

@@ -50,6 +50,13 @@ func buildOverlays(t *testing.T, prefixes ...string) []overlay {
 	if mcText == string(mc) {
 		t.Fatal("examples/hello-world/minicluster.yaml no longer has exec path ../../bin/minicluster-fn")
 	}
+	// The options whose objects select the broker pods by label too: the required anti-affinity
+	// term and the PodDisruptionBudget.
+	withOptions := strings.Replace(mcText, "  annotations:\n", "  annotations:\n    minicluster-fn.dev/broker-spread: Required\n    minicluster-fn.dev/eviction: WaitForCommand\n", 1)
+	if withOptions == mcText {
+		t.Fatal("examples/hello-world/minicluster.yaml no longer has metadata.annotations")
+	}
+	mcText = withOptions
 	config, err := os.ReadFile(filepath.Join(root, "examples", "overlay", "kustomizeconfig.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +136,25 @@ func (c *cluster) testOverlays(t *testing.T) {
 				t.Errorf("%s: Service/%s selector %v selects the pods of %s in %s", o.prefix, svc.GetName(), selector, ref(obj), other.prefix)
 			}
 		}
+		// Every other label selector of the MiniCluster's (the anti-affinity terms, the
+		// PodDisruptionBudget) selects its own broker pods and none of the other overlay's.
+		for _, obj := range o.objs {
+			for _, match := range matchLabels(obj.Object) {
+				if _, ok := match["minicluster-fn.dev/minicluster"]; !ok {
+					continue
+				}
+				s := labels.SelectorFromSet(match)
+				if !s.Matches(labels.Set(podLabels(t, find(t, o.objs, "Job", "broker")))) {
+					t.Errorf("%s: %s selects %v, not its own broker pods", o.prefix, ref(obj), match)
+				}
+				for _, theirs := range other.objs {
+					if l := podLabels(t, theirs); l != nil && s.Matches(labels.Set(l)) {
+						t.Errorf("%s: %s selects %v, which selects the pods of %s in %s", o.prefix, ref(obj), match, ref(theirs), other.prefix)
+					}
+				}
+			}
+		}
+		find(t, o.objs, "PodDisruptionBudget", "disruption-budget") // the eviction option's, one
 
 		// The keygen Job's script, run as in its pod with that Job's ServiceAccount.
 		job := appliedKeygen[o.prefix]
@@ -168,6 +194,30 @@ func (c *cluster) testOverlays(t *testing.T) {
 	} else if texts := slices.Collect(maps.Values(certs)); texts[0] == texts[1] {
 		t.Error("both overlays hold the same certificate")
 	}
+}
+
+// matchLabels are the matchLabels maps anywhere in an object.
+func matchLabels(v any) []map[string]string {
+	var out []map[string]string
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if m, ok := e.(map[string]any); ok && k == "matchLabels" {
+				set := map[string]string{}
+				for lk, lv := range m {
+					set[lk], _ = lv.(string)
+				}
+				out = append(out, set)
+				continue
+			}
+			out = append(out, matchLabels(e)...)
+		}
+	case []any:
+		for _, e := range v {
+			out = append(out, matchLabels(e)...)
+		}
+	}
+	return out
 }
 
 // podLabels are the labels of the pods an object makes (a Job's template, a Pod's own), or nil.
