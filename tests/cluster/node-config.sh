@@ -130,15 +130,17 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 EOF
 }
 
-# kubelet_config D ADDRESS HEALTHZ-PORT [CGROUP-ROOT]: the node's kubelet configuration,
-# D/config/kubelet.yaml.
+# kubelet_config D ADDRESS HEALTHZ-PORT [CGROUP-ROOT [TAINT-KEY]]: the node's kubelet configuration,
+# D/config/kubelet.yaml. With TAINT-KEY, the kubelet registers its Node with the taint
+# TAINT-KEY:NoSchedule, every time (also after the Node was deleted), so no pod that does not
+# tolerate it is ever scheduled there.
 # cgroup v1 needs failCgroupV1: false; volumePluginDir is ours (not /usr/libexec); the API server
 # reaches the kubelet by the node's address first, so it listens on its bridge IP (--node-ip).
 # The pods' resolv.conf ($STATE/config/resolv.conf, up.sh's): cluster DNS only (the kubelet adds the
 # cluster search path), none of the host's search domains. A cgroup root of its own (node.sh) keeps
 # a node's pods under one cgroup, which node.sh freezes to power the node off.
 kubelet_config() {
-  local dir=$1 address=$2 healthz=$3 cgroup_root=${4:-}
+  local dir=$1 address=$2 healthz=$3 cgroup_root=${4:-} taint=${5:-}
   cat > "$dir/config/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -177,6 +179,7 @@ evictionHard:
   imagefs.inodesFree: 1%
 EOF
   [ -z "$cgroup_root" ] || printf 'cgroupRoot: /%s\n' "$cgroup_root" >> "$dir/config/kubelet.yaml"
+  [ -z "$taint" ] || printf 'registerWithTaints:\n- {key: %s, effect: NoSchedule}\n' "$taint" >> "$dir/config/kubelet.yaml"
 }
 
 # start_kubelet NAME D ADDRESS NODE-NAME: starts the node's kubelet as component NAME.

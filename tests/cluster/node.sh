@@ -5,7 +5,8 @@
 #                          with its own containerd, bridge mcfn<i> at 10.244.<i>.1, pods in
 #                          10.244.<i>.0/24, cgroup root /mcfn-n<i>; the images of node 0 are
 #                          imported into it (load-image.sh imports into every running node); it
-#                          is up when its Node is Ready
+#                          is up when its Node is Ready. With NODE_TAINT=KEY in the environment,
+#                          its kubelet registers the Node with the taint KEY:NoSchedule
 #   node.sh stop NODE      powers it off: its pods' processes freeze, then its kubelet, containerd,
 #                          shims and every process of its pods are killed at once (no graceful
 #                          termination), and traffic to and from its pods and its address is
@@ -175,7 +176,7 @@ case $cmd in
     make_cert "kubelet-n$i" "/O=system:nodes/CN=system:node:$name" clientAuth
     make_kubeconfig "$dir/config/kubelet.kubeconfig" "kubelet-n$i"
     containerd_config "$dir"
-    kubelet_config "$dir" "$(node_ip "$i")" "$(node_kubelet_healthz_port "$i")" "$(node_cgroup "$i")"
+    kubelet_config "$dir" "$(node_ip "$i")" "$(node_kubelet_healthz_port "$i")" "$(node_cgroup "$i")" "${NODE_TAINT:-}"
     start_containerd "$i"
     # Every image node 0 has (the sandbox image among them), by name; not the digest-only names.
     mapfile -t refs < <("$NODE_BIN/ctr" --address "$CONTAINERD_SOCK" -n k8s.io images ls -q | grep -v '^sha256:')

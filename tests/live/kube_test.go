@@ -229,13 +229,23 @@ func apiGet(v any, ns, resource, suffix string) error {
 	return json.Unmarshal(body, v)
 }
 
-// waitFor polls check every second until it reports done, for at most limit. On timeout it fails
-// the test with the last state check saw: no wait is silent or unbounded.
+// waitFor polls check until it reports done, for at most limit. On timeout it fails the test with
+// the last state check saw: no wait is silent or unbounded. It polls every second, but a check that
+// runs processes (kubectl exec into a broker, status) takes a share of the two cores that the
+// cluster under test needs, the more so with many tests side by side: after a check that took d,
+// the next comes 2d later at the earliest, so checking never takes more than a third of the time.
 func waitFor(t testing.TB, what string, limit time.Duration, check func() (done bool, state string, err error)) time.Duration {
+	t.Helper()
+	return poll(t, what, limit, true, check)
+}
+
+// poll is waitFor; every second whatever the check costs unless adaptive.
+func poll(t testing.TB, what string, limit time.Duration, adaptive bool, check func() (done bool, state string, err error)) time.Duration {
 	t.Helper()
 	start := time.Now()
 	var state string
 	for {
+		began := time.Now()
 		done, s, err := check()
 		if err != nil {
 			t.Fatalf("waiting for %s: %v", what, err)
@@ -247,7 +257,11 @@ func waitFor(t testing.TB, what string, limit time.Duration, check func() (done 
 		if time.Since(start) > limit {
 			t.Fatalf("%s: not reached after %s; last state: %s", what, limit, state)
 		}
-		time.Sleep(time.Second)
+		pause := time.Second
+		if adaptive {
+			pause = max(pause, 2*time.Since(began))
+		}
+		time.Sleep(pause)
 	}
 }
 

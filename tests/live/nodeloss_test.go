@@ -92,8 +92,77 @@ func TestNodeLoss(t *testing.T) {
 	logFlux(t, ns, instance, "after the node came back")
 }
 
-// lostWorker is a worker whose node powerOffWorker powered off.
-type lostWorker struct {
+// TestNodeLossRank0 (make test-all) powers off the node of rank 0, the main broker, of a
+// persistent MiniCluster of size 3 kept on three added nodes, and never powers it on again: once the
+// MiniCluster is whole, the Node is deleted, as an administrator does with a machine that is gone.
+// What a user sees: status Degraded naming the node; a new pod of rank 0 on a node that answers
+// once the old one is evicted; the workers, whose main broker is gone, join the new one; every
+// rank reachable and status Ready; the old pod, stuck on the dead node until then, gone once its
+// Node is deleted. Each step's time from the power-off is logged and recorded.
+func TestNodeLossRank0(t *testing.T) {
+	exhaustive(t, "rank 0's node lost under a persistent MiniCluster")
+	t.Parallel()
+	requireImages(t)
+	needNodes(t, 4)
+	takeSlotAhead(t)
+	const instance = "persistent"
+	ns := namespace(t, "node-loss-rank0")
+	dir := fnDir(t, "interactive")
+	onTestNodes(t, dir, true)
+	setCommand(t, dir, "size: 2", "size: 3")
+	apply(t, renderKustomize(t, ns, dir))
+	brokersReady(t, ns, instance, 3, runningLimit)
+	jobName := brokerJob(t, ns, instance).Metadata.Name
+	ranksReachable(t, ns, jobName, 3, rejoinLimit)
+	lost := powerOffRank(t, ns, instance, jobName, "rank 0's node lost", "0")
+	victim, node, step := lost.victim, lost.node, lost.step
+
+	_, row := phaseSequence(t, ns, instance, 2*time.Minute, func(r statusRow) bool {
+		return r.Phase == "Degraded" && strings.Contains(r.Reason, "node "+node+" stopped answering")
+	})
+	step("status Degraded, naming the node")
+	t.Logf("status reason: %s", row.Reason)
+
+	var replacement pod
+	waitFor(t, "a new pod of rank 0 running on another node", 3*time.Minute, func() (bool, string, error) {
+		for _, p := range pods(t, ns, "batch.kubernetes.io/job-name="+jobName) {
+			if p.index() == "0" && p.Metadata.UID != victim.Metadata.UID && p.Status.Phase == "Running" {
+				replacement = p
+				return true, "", nil
+			}
+		}
+		return false, podsState(t, ns, selector(instance, "broker")), nil
+	})
+	step("new pod of rank 0 running")
+	if replacement.Spec.NodeName == node {
+		t.Errorf("the new pod %s runs on the dead node %s", replacement.Metadata.Name, node)
+	}
+	ranksReachable(t, ns, jobName, 3, 3*time.Minute)
+	step("whole again: the new rank 0 reaches every rank")
+	_, row = phaseSequence(t, ns, instance, time.Minute, func(r statusRow) bool { return r.Phase == "Ready" })
+	step("status Ready")
+	checkRowTruth(t, ns, instance, row)
+	out, errOut, err := fnCluster("status", "-n", ns, instance, "--brokers")
+	t.Logf("status --brokers:\n%s%s%v", out, errOut, errOrEmpty(err))
+
+	// The machine never comes back: its Node is deleted.
+	mustKube(t, nil, "delete", "node", node)
+	deleted := time.Now()
+	gone(t, ns, "pods", victim.Metadata.Name, 2*time.Minute)
+	t.Logf("the old pod gone %.1fs after its Node was deleted", time.Since(deleted).Seconds())
+	step("old pod gone after its Node was deleted")
+	ranksReachable(t, ns, jobName, 3, rejoinLimit)
+	if row, _ := miniClusterStatus(t, ns, instance); row.Phase != "Ready" {
+		t.Errorf("after the Node was deleted: status %s (%s), want Ready", row.Phase, row.Reason)
+	}
+	logFlux(t, ns, instance, "after the Node was deleted")
+	// For the node tests after this one: the machine on again registers a bare Node.
+	lost.powerOn()
+	markTestNode(t, node)
+}
+
+// lostBroker is a broker whose node powerOffRank powered off.
+type lostBroker struct {
 	victim pod
 	node   string
 	// powerOn powers the node on again, once; the test's cleanup calls it otherwise.
@@ -105,21 +174,27 @@ type lostWorker struct {
 // powerOffWorker checks that the broker Job's three brokers run one on each of three nodes, and
 // powers off the node of the first worker that node.sh can power off (node 0 holds the control
 // plane).
-func powerOffWorker(t *testing.T, ns, instance, jobName, phase string) lostWorker {
+func powerOffWorker(t *testing.T, ns, instance, jobName, phase string) lostBroker {
+	t.Helper()
+	return powerOffRank(t, ns, instance, jobName, phase, "1", "2")
+}
+
+// powerOffRank is powerOffWorker for the first of the ranks whose node node.sh can power off.
+func powerOffRank(t *testing.T, ns, instance, jobName, phase string, ranks ...string) lostBroker {
 	t.Helper()
 	if on := brokerNodes(t, ns, jobName); len(uniq(on)) != 3 {
 		t.Fatalf("the 3 brokers run on %v, want one on each of 3 nodes", on)
 	}
 	added := addedNodes(t)
-	var l lostWorker
-	for _, r := range []string{"1", "2"} {
+	var l lostBroker
+	for _, r := range ranks {
 		if p := rankPod(t, ns, instance, r); slices.Contains(added, p.Spec.NodeName) {
 			l.victim, l.node = p, p.Spec.NodeName
 			break
 		}
 	}
 	if l.node == "" {
-		t.Fatalf("no worker runs on an added node (%v)", added)
+		t.Fatalf("no broker of rank %v runs on an added node (%v)", ranks, added)
 	}
 	t.Logf("powering off node %s, which runs rank %s (pod %s)", l.node, l.victim.index(), l.victim.Metadata.Name)
 	off := time.Now()

@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -103,7 +104,11 @@ func needNodes(t *testing.T, n int) []string {
 	have := readyNodes(t)
 	for len(have) < n {
 		start := time.Now()
-		out, err := exec.Command(filepath.Join(suite.clusterDir, "node.sh"), "add").Output()
+		add := exec.Command(filepath.Join(suite.clusterDir, "node.sh"), "add")
+		// Registered with the taint: no other test's pod is ever scheduled there, not even
+		// when a test deleted the Node and the kubelet registers it again.
+		add.Env = append(os.Environ(), "NODE_TAINT="+testNodeTaint)
+		out, err := add.Output()
 		if err != nil {
 			var stderr string
 			if e, ok := err.(*exec.ExitError); ok {
@@ -118,13 +123,21 @@ func needNodes(t *testing.T, n int) []string {
 		have = readyNodes(t)
 	}
 	for _, name := range addedNodes(t) {
+		markTestNode(t, name)
 		if !slices.Contains(nodeTests.tainted, name) {
-			mustKube(t, nil, "taint", "nodes", name, testNodeTaint+"=:NoSchedule")
-			mustKube(t, nil, "label", "nodes", name, testNodeTaint+"=true")
 			nodeTests.tainted = append(nodeTests.tainted, name)
 		}
 	}
 	return have
+}
+
+// markTestNode puts the taint and label testNodeTaint on an added node: the taint for a node that
+// make cluster-up NODES=N added, the label for any (a Node deleted by a test comes back with the
+// taint its kubelet registers it with, and without the label).
+func markTestNode(t *testing.T, name string) {
+	t.Helper()
+	mustKube(t, nil, "taint", "nodes", name, testNodeTaint+"=:NoSchedule", "--overwrite")
+	mustKube(t, nil, "label", "nodes", name, testNodeTaint+"=true", "--overwrite")
 }
 
 // tolerateTestNodes lets the MiniCluster of dir (fnDir) onto the nodes that needNodes added.

@@ -33,10 +33,16 @@ func liveParallel() int {
 
 // takeSlot waits for a slot, after the long tests waiting for one, and gives it back at the end of
 // t (its subtests included).
-func takeSlot(t testing.TB) { slots.take(t, false) }
+func takeSlot(t testing.TB) {
+	t.Helper()
+	slots.take(t, false)
+}
 
 // takeSlotAhead is takeSlot for a long test: it is served before the others that wait.
-func takeSlotAhead(t testing.TB) { slots.take(t, true) }
+func takeSlotAhead(t testing.TB) {
+	t.Helper()
+	slots.take(t, true)
+}
 
 // slotQueue is a counting semaphore that serves waiters in two classes, long tests first, each in
 // the order they came.

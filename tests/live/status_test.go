@@ -99,13 +99,14 @@ func miniClusterStatus(t testing.TB, ns, instance string) (statusRow, bool) {
 	return statusRow{}, false
 }
 
-// phaseSequence reads status as fast as it answers until until(row) holds or limit passes, and
+// phaseSequence reads status every second until until(row) holds or limit passes, and
 // returns the phases seen, each once, in the order they first appeared, with the last row.
 func phaseSequence(t testing.TB, ns, instance string, limit time.Duration, until func(statusRow) bool) ([]string, statusRow) {
 	t.Helper()
 	var seen []string
 	var last statusRow
-	waitFor(t, "MiniCluster "+instance+" in namespace "+ns+" to reach the phase awaited", limit, func() (bool, string, error) {
+	// Every second, however long status takes: a phase that lasts seconds must not be missed.
+	poll(t, "MiniCluster "+instance+" in namespace "+ns+" to reach the phase awaited", limit, false, func() (bool, string, error) {
 		row, ok := miniClusterStatus(t, ns, instance)
 		if !ok {
 			return false, "no row yet", nil
