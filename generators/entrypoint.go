@@ -122,6 +122,7 @@ func entrypointData(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, n names) (m
 		Hostlist:           hosts.list,
 		ServiceFallback:    n.Service,
 		CustomBrokerConfig: s.Flux.BrokerConfig != "",
+		MainBroker:         mainBrokerOf(hosts, common.Pod),
 	})
 	if err != nil {
 		return nil, err
@@ -200,6 +201,9 @@ type initData struct {
 	Hostlist           string // may hold placeholderJobName
 	ServiceFallback    string
 	CustomBrokerConfig bool
+	// MainBroker is the main broker's DNS name with placeholders, when broker.toml names it in
+	// an entry of its own (mainBrokerURI); "" otherwise.
+	MainBroker string
 }
 
 type waitData struct {
@@ -216,6 +220,7 @@ type waitData struct {
 	Interactive bool
 	// Persistent: the brokers run until the cluster is deleted (MiniCluster.RunsUntilDeleted).
 	Persistent     bool
+	MainPort       int // the main broker's TBON port, in its bootstrap.hosts entry
 	DisableSocket  bool
 	ConnectTimeout string
 	Topology       string
@@ -340,10 +345,35 @@ func newBrokerConfigData(mc *v1alpha2.MiniCluster, pod podLayout, hosts hostlist
 			Connect: fmt.Sprintf("tcp://%s:%d", lb.Address, lb.Port),
 		})
 	}
+	if hosts.main != "" {
+		// The main broker's own entry, with the address the workers connect to spelled out: a
+		// worker whose main broker's pod was replaced while the old one is still a name in DNS
+		// (its node lost) connects to the one that answers instead (wait.sh, main_address).
+		d.Hosts = append(d.Hosts, hostEntry{Host: hosts.main, Connect: mainBrokerURI(pod)})
+	}
 	if hosts.rest != "" {
 		d.Hosts = append(d.Hosts, hostEntry{Host: hosts.rest})
 	}
 	return d
+}
+
+// mainBrokerOf is mainBrokerName when the broker config has the main broker's entry, else "".
+func mainBrokerOf(hosts hostlistParts, pod podLayout) string {
+	if hosts.main == "" {
+		return ""
+	}
+	return mainBrokerName(pod)
+}
+
+// mainBrokerName is the DNS name of the main broker's pod, placeholders and all
+// (<job>-0.<pods' DNS domain>), as init.sh writes it for the broker script.
+func mainBrokerName(pod podLayout) string {
+	return pod.JobName + "-0." + pod.DNSSuffix
+}
+
+// mainBrokerURI is the TBON address of the main broker by its DNS name.
+func mainBrokerURI(pod podLayout) string {
+	return fmt.Sprintf("tcp://%s:%d", mainBrokerName(pod), v1alpha2.DefaultBrokerPort)
 }
 
 // hostlistParts is the broker hostlist in rank order: list is the whole (the hostlist file and
@@ -351,6 +381,9 @@ func newBrokerConfigData(mc *v1alpha2.MiniCluster, pod podLayout, hosts hostlist
 type hostlistParts struct {
 	list string
 	lead *v1alpha2.FluxBroker
+	// main is the main broker's host (<job>-0) when it has an entry of its own: the broker Job's
+	// index 0 with neither a lead broker nor a hostlist of the user's. rest is the others.
+	main string
 	rest string
 }
 
@@ -360,27 +393,32 @@ type hostlistParts struct {
 func hostlist(mc *v1alpha2.MiniCluster) hostlistParts {
 	b := &mc.Spec.Flux.Bursting
 	var parts hostlistParts
-	var rest []string
+	var own, clusters []string // this MiniCluster's hosts, then the bursting clusters'
 	switch {
 	case b.Hostlist != "":
-		rest = []string{b.Hostlist}
+		parts.rest = b.Hostlist
+		parts.list = b.Hostlist
+		return parts
 	case b.LeadBroker != nil:
+		parts.lead = b.LeadBroker
 		if b.LeadBroker.Size > 1 {
-			rest = append(rest, hostRange(b.LeadBroker.Name, 1, b.LeadBroker.Size-1))
+			own = append(own, hostRange(b.LeadBroker.Name, 1, b.LeadBroker.Size-1))
 		}
 	default:
-		rest = append(rest, hostRange(placeholderJobName, 0, mc.Spec.MaxSize))
-	}
-	if b.Hostlist == "" {
-		for _, c := range b.Clusters {
-			rest = append(rest, hostRange(c.Name, 0, c.Size))
+		parts.main = hostRange(placeholderJobName, 0, 1)
+		if mc.Spec.MaxSize > 1 {
+			own = append(own, hostRange(placeholderJobName, 1, mc.Spec.MaxSize-1))
 		}
 	}
-	parts.rest = strings.Join(rest, ",")
-	parts.list = parts.rest
-	if lb := b.LeadBroker; lb != nil {
-		parts.lead = lb
-		parts.list = strings.Join(append([]string{lb.Address}, rest...), ",")
+	for _, c := range b.Clusters {
+		clusters = append(clusters, hostRange(c.Name, 0, c.Size))
+	}
+	parts.rest = strings.Join(append(own, clusters...), ",")
+	switch {
+	case parts.lead != nil:
+		parts.list = strings.Join(append(append([]string{parts.lead.Address}, own...), clusters...), ",")
+	default:
+		parts.list = strings.Join(append([]string{hostRange(placeholderJobName, 0, mc.Spec.MaxSize)}, clusters...), ",")
 	}
 	return parts
 }
@@ -405,6 +443,7 @@ func newWaitData(mc *v1alpha2.MiniCluster, opts v1alpha2.Options, i int, common 
 		OutputDir:       c.Logs,
 		Interactive:     s.Interactive,
 		Persistent:      mc.RunsUntilDeleted() != "",
+		MainPort:        v1alpha2.DefaultBrokerPort,
 		DisableSocket:   s.Flux.DisableSocket,
 		ConnectTimeout:  s.Flux.ConnectTimeout,
 		Topology:        s.Flux.Topology,

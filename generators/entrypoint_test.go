@@ -371,6 +371,20 @@ func parseBrokerConfig(t *testing.T, s string) map[string]any {
 
 type tomlHost struct{ Host, Bind, Connect string }
 
+// expandHosts is the host names of bootstrap.hosts entries in rank order.
+func expandHosts(t *testing.T, hosts []tomlHost) []string {
+	t.Helper()
+	var out []string
+	for _, h := range hosts {
+		names, err := outputcheck.ExpandHostlist(h.Host)
+		if err != nil {
+			t.Fatalf("host entry %q: %v", h.Host, err)
+		}
+		out = append(out, names...)
+	}
+	return out
+}
+
 func bootstrapHosts(t *testing.T, cfg map[string]any) []tomlHost {
 	t.Helper()
 	boot, _ := cfg["bootstrap"].(map[string]any)
@@ -485,18 +499,17 @@ func TestEntrypointHostlist(t *testing.T) {
 				pods = append(pods, fmt.Sprintf("%s-%d", n.Job, i))
 			}
 			hosts := bootstrapHosts(t, parseBrokerConfig(t, substitute(data[BrokerConfigKey], n.Job, "x")))
-			if len(hosts) != 1 {
-				t.Fatalf("hosts = %v, want one entry", hosts)
-			}
-			if got, err := outputcheck.ExpandHostlist(hosts[0].Host); err != nil || !slices.Equal(got, pods) {
+			if got := expandHosts(t, hosts); !slices.Equal(got, pods) {
 				t.Errorf("broker.toml hosts expand to %v, want the pod hostnames %v", got, pods)
 			}
 			list := substitute(initHostlist(t, data[InitScriptKey]), n.Job, "x")
-			if list != hosts[0].Host {
-				t.Errorf("hostlist file %q differs from broker.toml hosts %q", list, hosts[0].Host)
+			if got, err := outputcheck.ExpandHostlist(list); err != nil || !slices.Equal(got, pods) {
+				t.Errorf("hostlist file %q expands to %v (%v), want the pod hostnames %v", list, got, err, pods)
 			}
-			if sz[1] == 1 && hosts[0].Host != n.Job+"-0" {
-				t.Errorf("hosts for maxSize 1 = %q, want %s-0", hosts[0].Host, n.Job)
+			// The main broker has an entry of its own, which names the address workers connect to.
+			want := tomlHost{Host: n.Job + "-0", Connect: "tcp://" + n.Job + "-0.x:8050"} // substitute: the DNS domain "x"
+			if hosts[0] != want || len(hosts) != min(2, int(sz[1])) {
+				t.Errorf("hosts = %v, want %v first, then the rest in one entry", hosts, want)
 			}
 		})
 	}
@@ -507,8 +520,12 @@ func TestEntrypointHostlist(t *testing.T) {
 			t.Errorf("hostlist = %q, want %q", got, want)
 		}
 		hosts := bootstrapHosts(t, parseBrokerConfig(t, substitute(data[BrokerConfigKey], n.Job, "x")))
-		if len(hosts) != 1 || hosts[0].Host != substitute(want, n.Job, "") {
-			t.Errorf("hosts = %v", hosts)
+		wantHosts, err := outputcheck.ExpandHostlist(substitute(want, n.Job, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := expandHosts(t, hosts); len(hosts) != 2 || !slices.Equal(got, wantHosts) {
+			t.Errorf("hosts = %v, want the entries of %s", hosts, want)
 		}
 	})
 	t.Run("bursting hostlist verbatim", func(t *testing.T) {
@@ -973,8 +990,9 @@ func TestEntrypointRunInit(t *testing.T) {
 	if want := "tcp://%h." + sb.n.Service + ".team-a.svc.cluster.example:%p"; boot["default_connect"] != want {
 		t.Errorf("default_connect = %v, want %s (from /etc/hosts)", boot["default_connect"], want)
 	}
-	if hosts := bootstrapHosts(t, cfg); len(hosts) != 1 || hosts[0].Host != sb.n.Job+"-[0-3]" {
-		t.Errorf("hosts = %v", hosts)
+	mainURI := "tcp://" + sb.n.Job + "-0." + sb.n.Service + ".team-a.svc.cluster.example:8050"
+	if hosts := bootstrapHosts(t, cfg); len(hosts) != 2 || hosts[0] != (tomlHost{Host: sb.n.Job + "-0", Connect: mainURI}) || hosts[1].Host != sb.n.Job+"-[1-3]" {
+		t.Errorf("hosts = %v, want %s-0 (connect %s) and %s-[1-3]", hosts, sb.n.Job, mainURI, sb.n.Job)
 	}
 	hostlist, _ := os.ReadFile(filepath.Join(mp, "config/etc/flux/system/hostlist"))
 	if string(hostlist) != sb.n.Job+"-[0-3]\n" {

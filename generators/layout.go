@@ -83,8 +83,11 @@ type podLayout struct {
 	LoadFluxion    string // helper: replaces sched-simple by Fluxion
 
 	// The config tree, owned by the broker's user, and the files in it.
-	Config         string // the config tree's root
-	ConfigDir      string // flux start --config: broker.toml
+	Config    string // the config tree's root
+	ConfigDir string // flux start --config: broker.toml
+	// MainConfigDir is a worker's config for a start that names the main broker by the address
+	// that answers (wait.sh, main_config).
+	MainConfigDir  string
 	BrokerConfig   string
 	SystemDir      string // hostlist, R and cron.d
 	Hostlist       string // the hosts in rank order, for flux R encode
@@ -96,6 +99,7 @@ type podLayout struct {
 	JoinHook       string // FLUX_RC_EXTRA of a worker's broker: its rc1.d/ touches Joined
 	JoinHookScript string // the hook: <JoinHook>/rc1.d/<name>, as flux's rc1 looks for it
 	LeadReturns    string // marker: the main broker's pod is stopping alone, and the Job starts it again
+	MainBroker     string // the main broker's DNS name (<job>-0.<pods' DNS domain>), from init.sh
 	Socket         string // the broker's local socket, -Slocal-uri and the rundir's default alike
 	StateDir       string // the broker's statedir
 	ArchiveDB      string
@@ -134,6 +138,7 @@ func newPodLayout(mountPath string) podLayout {
 
 		Config:         config,
 		ConfigDir:      path.Join(config, "etc/flux/config"),
+		MainConfigDir:  path.Join(config, "etc/flux/config-main"),
 		BrokerConfig:   path.Join(config, "etc/flux/config", BrokerConfigKey),
 		SystemDir:      system,
 		Hostlist:       path.Join(system, "hostlist"),
@@ -145,6 +150,7 @@ func newPodLayout(mountPath string) podLayout {
 		JoinHook:       path.Join(run, "rc"),
 		JoinHookScript: path.Join(run, "rc", "rc1.d", "minicluster-fn-joined"),
 		LeadReturns:    path.Join(run, "lead-returns"),
+		MainBroker:     path.Join(run, "main-broker"),
 		Socket:         path.Join(run, "flux", "local"),
 		StateDir:       state,
 		ArchiveDB:      path.Join(state, "job-archive.sqlite"),

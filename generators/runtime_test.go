@@ -817,3 +817,116 @@ func TestEntrypointRunFailedCommand(t *testing.T) {
 		})
 	}
 }
+
+// fakeTools writes executables (name -> bash body) to a directory of the sandbox and returns a
+// PATH that finds them first.
+func (sb *sandbox) fakeTools(t *testing.T, tools map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(sb.dir, "fakebin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range tools {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/bash\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return "PATH=" + dir + ":/usr/bin:/bin"
+}
+
+// mainBrokerTools fakes the main broker's name resolving to addrs, or to its first address
+// only for the first lookups (getent ahosts prints each address on three lines, as glibc does),
+// and a TCP connection to port 8050 succeeding for the addresses in answering, on the first
+// answers attempts only (timeout, as main_answers runs it; every attempt is logged to
+// <sandbox>/probes).
+func (sb *sandbox) mainBrokerTools(t *testing.T, addrs []string, firstOnly int, answering string, answers int) string {
+	t.Helper()
+	var lines strings.Builder
+	for _, a := range addrs {
+		for _, kind := range []string{"STREAM", "DGRAM", "RAW"} {
+			fmt.Fprintf(&lines, "%s %s\n", a, kind)
+		}
+	}
+	lookups, probes := filepath.Join(sb.dir, "lookups"), filepath.Join(sb.dir, "probes")
+	return sb.fakeTools(t, map[string]string{
+		"getent": fmt.Sprintf("[[ \"$1\" == ahosts && \"$2\" == %s ]] || exit 2\necho >> %s\nn=$(wc -l < %s)\ncat <<'ADDRESSES' | if ((n <= %d)); then head -n 3; else cat; fi\n%sADDRESSES\n",
+			shellQuote(sb.n.Job+"-0."+sb.n.Service+".team-a.svc.cluster.example"), lookups, lookups, firstOnly, lines.String()),
+		// timeout 2 bash -c '...' bash ADDRESS PORT: the address is $6
+		"timeout": fmt.Sprintf("echo \"$6:$7\" >> %s\nn=$(wc -l < %s)\n[[ \" %s \" == *\" $6 \"* && \"$7\" == 8050 && $n -le %d ]]\n", probes, probes, answering, answers),
+		"sleep":   "exit 0\n",
+	})
+}
+
+// A worker whose main broker's name resolves to two addresses (the main broker's pod replaced,
+// the old one Terminating on a node that stopped answering) starts its broker with a config that
+// names the address that answers; with one address it starts with the config as it is, and the
+// name.
+func TestEntrypointRunMainAddress(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		addrs    []string
+		pinnedTo string
+	}{
+		{"one address", []string{"10.244.1.10"}, ""},
+		{"old and new pod", []string{"10.244.1.10", "10.244.2.11"}, "10.244.2.11"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb := newSandbox(t, caseNamed(t, "hello-world"))
+			sb.run(t, InitScriptKey, 1)
+			pod := newPodLayout(sb.mc.Spec.Flux.Container.MountPath)
+			path := sb.mainBrokerTools(t, tc.addrs, 0, "10.244.2.11", 10)
+			res := sb.runStatus(t, WaitScriptKey(0), 1, "FAKE_FLUX_RUN=0.1", path)
+			if res.code != 0 {
+				t.Fatalf("exit %d:\n%s", res.code, res.output)
+			}
+			log := readFile(t, filepath.Join(sb.dir, "flux.log"))
+			want := pod.ConfigDir
+			if tc.pinnedTo != "" {
+				want = pod.MainConfigDir
+				if !strings.Contains(res.stderr, "resolves to "+strings.Join(tc.addrs, " ")+"; "+tc.pinnedTo+" answers: this broker connects there") {
+					t.Errorf("the script does not say where it connects:\n%s", res.output)
+				}
+				cfg := parseBrokerConfig(t, readFile(t, filepath.Join(pod.MainConfigDir, "broker.toml")))
+				if hosts := bootstrapHosts(t, cfg); hosts[0].Connect != "tcp://"+tc.pinnedTo+":8050" {
+					t.Errorf("the main broker's entry in the worker's config: %+v, want connect tcp://%s:8050", hosts[0], tc.pinnedTo)
+				}
+			}
+			if !strings.Contains(log, "--- flux\nstart\n-o\n--config\n"+want+"\n") {
+				t.Errorf("the broker did not start with --config %s:\n%s", want, log)
+			}
+		})
+	}
+}
+
+// A worker of a persistent cluster that has joined and then lost its connection to the main
+// broker for 10 s, while an address of the main broker's name answers (a new pod of index 0),
+// stops its broker and starts it again with that address; no connection is there in the test's
+// network namespace, so the watchdog finds the connection gone.
+func TestEntrypointRunMainReplaced(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, caseNamed(t, "interactive"))
+	sb.run(t, InitScriptKey, 1)
+	pod := newPodLayout(sb.mc.Spec.Flux.Container.MountPath)
+	// The first start finds the old pod's address alone. The new pod's is there from the second
+	// lookup on (the watchdog's), and answers twice: to the watchdog, then to the second start's
+	// choice (four attempts, each trying the old address first).
+	path := sb.mainBrokerTools(t, []string{"10.244.1.10", "10.244.2.11"}, 1, "10.244.2.11", 4)
+	res := sb.runStatus(t, WaitScriptKey(0), 1, "FAKE_FLUX_RUN=14", path)
+	log := readFile(t, filepath.Join(sb.dir, "flux.log"))
+	if got := strings.Count(log, "--- flux\nstart\n"); got != 2 {
+		t.Fatalf("the broker started %d times, want 2 (exit %d):\n%s\n%s", got, res.code, log, res.output)
+	}
+	if !strings.Contains(res.stderr, "and 10.244.2.11 ("+sb.n.Job+"-0."+sb.n.Service+".team-a.svc.cluster.example) answers: the main broker's pod was replaced; stopping this broker to join the new one") {
+		t.Errorf("the watchdog did not say why it stops the broker:\n%s", res.output)
+	}
+	if signals := readFile(t, filepath.Join(sb.dir, "flux.log.signals")); strings.Count(signals, "SIGTERM") != 1 {
+		t.Errorf("the broker got %q, want one SIGTERM", signals)
+	}
+	if strings.Count(log, "--config\n"+pod.MainConfigDir+"\n") != 1 {
+		t.Errorf("the second start does not name the new pod's address:\n%s", log)
+	}
+	if res.code != 0 || !strings.Contains(res.stdout, "starting this broker again to rejoin it") {
+		t.Errorf("exit %d:\n%s", res.code, res.output)
+	}
+}

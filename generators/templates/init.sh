@@ -77,6 +77,12 @@ brokerconfig="$(< {{shq .Pod.BrokerConfigSource}})"
 brokerconfig="${brokerconfig//{{.Pod.JobName}}/"${jobname}"}"
 brokerconfig="${brokerconfig//{{.Pod.DNSSuffix}}/"${dnssuffix}"}"
 printf '%s\n' "${brokerconfig}" > {{shq .Pod.BrokerConfig}}
+{{- with .MainBroker}}
+# The main broker's name, as broker.toml names it, for a worker's broker script (main_config).
+mainbroker={{shq .}}
+mainbroker="${mainbroker//{{$.Pod.JobName}}/"${jobname}"}"
+printf '%s\n' "${mainbroker//{{$.Pod.DNSSuffix}}/"${dnssuffix}"}" > {{shq $.Pod.MainBroker}}
+{{- end}}
 {{- end}}
 {{- if not .Quiet}}
 echo "Broker configuration:"

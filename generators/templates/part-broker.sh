@@ -45,7 +45,11 @@ run_broker() {
   "$@" &
   broker_pid=$!
   set +m
+{{- if .Persistent}}
+  { watch_join && watch_main; } &
+{{- else}}
   watch_join &
+{{- end}}
   local watcher=$! status=0
   # wait returns early when a trapped signal arrives: wait again until the broker has exited,
   # then once more for its exit status.

@@ -141,19 +141,22 @@ else
   # answers, resolving its name again each time, so one start is enough; when it fails, the
   # container fails and kubelet restarts it as spec.pod.restartPolicy says.
   add_join_hook
-  broker=(flux start -o --config "${cfg}" "${brokerOptions[@]}")
+  broker=(flux start -o --config "$(main_config)" "${brokerOptions[@]}")
 {{- if not .Quiet}}
   shell_words "${broker[@]}"
 {{- end}}
   retval=0
   run_broker "${broker[@]}" || retval=$?
 {{- if .Persistent}}
-  # The main broker's pod went alone and comes back (it said so before it stopped): start this
-  # broker again, as often as that happens, to rejoin it.
-  while [[ -e {{shq .Pod.LeadReturns}} ]]; do
-    rm -f {{shq .Pod.LeadReturns}}
+  # The main broker's pod went and the Job starts it again: start this broker again, as often as
+  # that happens, to join it. Either the main broker said so before it stopped, or watch_main
+  # found a new main broker (both leave the lead-returns marker), or the new main broker turned
+  # this broker away after it had joined the old one (it exits with an error then).
+  while [[ -e {{shq .Pod.LeadReturns}} ]] || [[ "${retval}" -ne 0 && -e {{shq .Pod.Joined}} ]]; do
+    rm -f {{shq .Pod.LeadReturns}} {{shq .Pod.Joined}}
     echo "${host}: the main broker's pod stopped and the Job starts it again; starting this broker again to rejoin it (it exited with ${retval})"
     retval=0
+    broker=(flux start -o --config "$(main_config)" "${brokerOptions[@]}")
     run_broker "${broker[@]}" || retval=$?
   done
 {{- end}}

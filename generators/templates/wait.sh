@@ -28,6 +28,8 @@ fi
 {{template "broker-process" .}}
 
 {{template "join-watchdog" .}}
+
+{{template "main-broker" .}}
 {{- if .FailWithCommand}}
 
 {{template "failed-command" .}}

@@ -52,6 +52,10 @@ brokerconfig="$(< /flux_operator/broker.toml)"
 brokerconfig="${brokerconfig//@JOB_NAME@/"${jobname}"}"
 brokerconfig="${brokerconfig//@DNS_SUFFIX@/"${dnssuffix}"}"
 printf '%s\n' "${brokerconfig}" > /mnt/flux/config/etc/flux/config/broker.toml
+# The main broker's name, as broker.toml names it, for a worker's broker script (main_config).
+mainbroker=@JOB_NAME@-0.@DNS_SUFFIX@
+mainbroker="${mainbroker//@JOB_NAME@/"${jobname}"}"
+printf '%s\n' "${mainbroker//@DNS_SUFFIX@/"${dnssuffix}"}" > /mnt/flux/config/run/main-broker
 echo "Broker configuration:"
 cat /mnt/flux/config/etc/flux/config/broker.toml
 

@@ -184,6 +184,80 @@ watch_join() {
   done
 }
 
+# A worker connects to the main broker by its DNS name, which the headless Service publishes for
+# every pod of index 0 that exists, ready or not (brokers must find each other while they start).
+# When the main broker's node stops answering, its pod stays Terminating there until the Node is
+# deleted, while the Job's new pod of index 0 runs elsewhere: the name then resolves to both, and
+# flux connects to the first address, which may be the dead one, forever. So a worker starts its
+# broker with the address that answers when the name has more than one (main_config), and, in a
+# persistent cluster, a worker that has joined watches that it stays connected (watch_main).
+main_name=""
+if [[ -r /mnt/flux/config/run/main-broker ]]; then
+  main_name="$(< /mnt/flux/config/run/main-broker)"
+fi
+main_port=8050
+
+# main_addresses prints the addresses main_name resolves to in this pod, once each.
+main_addresses() {
+  local addr seen=" "
+  while read -r addr _; do
+    if [[ "${seen}" != *" ${addr} "* ]]; then
+      seen+="${addr} "
+      echo "${addr}"
+    fi
+  done < <(getent ahosts "${main_name}" 2> /dev/null)
+}
+
+# main_answers ADDRESS: whether ADDRESS takes a TCP connection on the main broker's port within
+# 2 s (a dead node's address takes none, and drops the attempt rather than refusing it).
+main_answers() {
+  # shellcheck disable=SC2016 # $1 and $2 are bash -c's arguments
+  timeout 2 bash -c 'exec 3<> "/dev/tcp/$1/$2"' bash "$1" "${main_port}" 2> /dev/null
+}
+
+# main_config prints the config directory a worker's broker starts with: the config as it is, or,
+# when the main broker's name resolves to more than one address, a copy that names the address
+# that answers, once one does. Without getent and timeout in the image, or with the user's own
+# broker config, the config as it is.
+main_config() {
+  local addr config started=${SECONDS} next=0 uri
+  local -a addrs
+  if [[ -z "${main_name}" ]] || ! command -v getent > /dev/null || ! command -v timeout > /dev/null; then
+    echo "${cfg}"
+    return 0
+  fi
+  while :; do
+    mapfile -t addrs < <(main_addresses)
+    if ((${#addrs[@]} < 2)); then
+      echo "${cfg}"
+      return 0
+    fi
+    for addr in "${addrs[@]}"; do
+      if main_answers "${addr}"; then
+        uri="tcp://${addr}:${main_port}"
+        if [[ "${addr}" == *:* ]]; then
+          uri="tcp://[${addr}]:${main_port}"
+        fi
+        config="$(< /mnt/flux/config/etc/flux/config/broker.toml)"
+        if [[ "${config}" != *"tcp://${main_name}:${main_port}"* ]]; then
+          echo "${cfg}"
+          return 0
+        fi
+        mkdir -p /mnt/flux/config/etc/flux/config-main
+        printf '%s\n' "${config//"tcp://${main_name}:${main_port}"/"${uri}"}" > /mnt/flux/config/etc/flux/config-main/broker.toml
+        echo "${host}: the main broker's name ${main_name} resolves to ${addrs[*]}; ${addr} answers: this broker connects there" >&2
+        echo /mnt/flux/config/etc/flux/config-main
+        return 0
+      fi
+    done
+    if ((SECONDS - started >= next)); then
+      echo "${host}: the main broker's name ${main_name} resolves to ${addrs[*]:-no address} in this pod, and none takes a connection on port ${main_port} yet: waiting for one that does" >&2
+      next=$((SECONDS - started + 60))
+    fi
+    sleep 1
+  done
+}
+
 # command_failed ends the main broker's container after its command failed; $1 is the status flux
 # start returned, its initial program's. The container exits with it, and the Job's pod failure
 # policy fails the Job, naming the status in its condition; the termination message (kubectl
@@ -340,7 +414,7 @@ else
   # answers, resolving its name again each time, so one start is enough; when it fails, the
   # container fails and kubelet restarts it as spec.pod.restartPolicy says.
   add_join_hook
-  broker=(flux start -o --config "${cfg}" "${brokerOptions[@]}")
+  broker=(flux start -o --config "$(main_config)" "${brokerOptions[@]}")
   retval=0
   run_broker "${broker[@]}" || retval=$?
   if [[ "${retval}" -eq 0 ]]; then
