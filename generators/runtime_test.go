@@ -837,7 +837,7 @@ func (sb *sandbox) fakeTools(t *testing.T, tools map[string]string) string {
 // mainBrokerTools fakes the main broker's name resolving to addrs, or to its first address
 // only for the first lookups (getent ahosts prints each address on three lines, as glibc does),
 // and a TCP connection to port 8050 succeeding for the addresses in answering, on the first
-// answers attempts only (timeout, as main_answers runs it; every attempt is logged to
+// answers attempts only (timeout, as takes_connection runs it; every attempt is logged to
 // <sandbox>/probes).
 func (sb *sandbox) mainBrokerTools(t *testing.T, addrs []string, firstOnly int, answering string, answers int) string {
 	t.Helper()

@@ -24,13 +24,6 @@ main_addresses() {
   done < <(getent ahosts "${main_name}" 2> /dev/null)
 }
 
-# main_answers ADDRESS: whether ADDRESS takes a TCP connection on the main broker's port within
-# 2 s (a dead node's address takes none, and drops the attempt rather than refusing it).
-main_answers() {
-  # shellcheck disable=SC2016 # $1 and $2 are bash -c's arguments
-  timeout 2 bash -c 'exec 3<> "/dev/tcp/$1/$2"' bash "$1" "${main_port}" 2> /dev/null
-}
-
 # main_config prints the config directory a worker's broker starts with: the config as it is, or,
 # when the main broker's name resolves to more than one address, a copy that names the address
 # that answers, once one does. Without getent and timeout in the image, or with the user's own
@@ -38,7 +31,8 @@ main_answers() {
 main_config() {
   local addr config started=${SECONDS} next=0 uri
   local -a addrs
-  if [[ -z "${main_name}" ]] || ! command -v getent > /dev/null || ! command -v timeout > /dev/null; then
+  config="$(< {{shq .Pod.BrokerConfig}})"
+  if [[ -z "${main_name}" || "${config}" != *"tcp://${main_name}:${main_port}"* ]] || ! command -v getent > /dev/null || ! command -v timeout > /dev/null; then
     echo "${cfg}"
     return 0
   fi
@@ -49,15 +43,10 @@ main_config() {
       return 0
     fi
     for addr in "${addrs[@]}"; do
-      if main_answers "${addr}"; then
+      if takes_connection "${addr}" "${main_port}"; then
         uri="tcp://${addr}:${main_port}"
         if [[ "${addr}" == *:* ]]; then
           uri="tcp://[${addr}]:${main_port}"
-        fi
-        config="$(< {{shq .Pod.BrokerConfig}})"
-        if [[ "${config}" != *"tcp://${main_name}:${main_port}"* ]]; then
-          echo "${cfg}"
-          return 0
         fi
         mkdir -p {{shq .Pod.MainConfigDir}}
         printf '%s\n' "${config//"tcp://${main_name}:${main_port}"/"${uri}"}" > {{shq (print .Pod.MainConfigDir "/broker.toml")}}
@@ -99,7 +88,7 @@ watch_main() {
       continue
     fi
     while read -r addr; do
-      if main_answers "${addr}"; then
+      if takes_connection "${addr}" "${main_port}"; then
         echo "${host}: this broker has had no connection to the main broker for $((lost * 5 - 5))s, and ${addr} (${main_name}) answers: the main broker's pod was replaced; stopping this broker to join the new one" >&2
         touch {{shq .Pod.LeadReturns}}
         kill -TERM -- "-${broker_pid}" 2> /dev/null || true

@@ -23,6 +23,13 @@ JOINED
   export FLUX_RC_EXTRA="${FLUX_RC_EXTRA:+${FLUX_RC_EXTRA}:}"{{shq .Pod.JoinHook}}
 }
 
+# takes_connection ADDRESS PORT: whether ADDRESS takes a TCP connection on PORT within 2 s (an
+# address that does not answer drops the attempt rather than refusing it). Needs timeout(1).
+takes_connection() {
+  # shellcheck disable=SC2016 # $1 and $2 are bash -c's arguments
+  timeout 2 bash -c 'exec 3<> "/dev/tcp/$1/$2"' bash "$1" "$2" 2> /dev/null
+}
+
 # parent_report says where a worker that has not joined is stuck: the address its broker connects
 # to, what that name resolves to in this pod, and whether the port takes a TCP connection (a name
 # that does not resolve, an address that does not answer, or, when it answers, certificates). A
@@ -60,8 +67,7 @@ parent_report() {
   reach=""
   if command -v timeout > /dev/null; then
     reach=", and ${addr}:${port} does not take a TCP connection within 2 s"
-    # shellcheck disable=SC2016 # $1 and $2 are bash -c's arguments
-    if timeout 2 bash -c 'exec 3<> "/dev/tcp/$1/$2"' bash "${addr}" "${port}" 2> /dev/null; then
+    if takes_connection "${addr}" "${port}"; then
       reach=", and ${addr}:${port} takes a TCP connection"
     fi
   fi

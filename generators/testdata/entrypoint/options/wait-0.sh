@@ -97,6 +97,13 @@ JOINED
   export FLUX_RC_EXTRA="${FLUX_RC_EXTRA:+${FLUX_RC_EXTRA}:}"/opt/flux/config/run/rc
 }
 
+# takes_connection ADDRESS PORT: whether ADDRESS takes a TCP connection on PORT within 2 s (an
+# address that does not answer drops the attempt rather than refusing it). Needs timeout(1).
+takes_connection() {
+  # shellcheck disable=SC2016 # $1 and $2 are bash -c's arguments
+  timeout 2 bash -c 'exec 3<> "/dev/tcp/$1/$2"' bash "$1" "$2" 2> /dev/null
+}
+
 # parent_report says where a worker that has not joined is stuck: the address its broker connects
 # to, what that name resolves to in this pod, and whether the port takes a TCP connection (a name
 # that does not resolve, an address that does not answer, or, when it answers, certificates). A
@@ -134,8 +141,7 @@ parent_report() {
   reach=""
   if command -v timeout > /dev/null; then
     reach=", and ${addr}:${port} does not take a TCP connection within 2 s"
-    # shellcheck disable=SC2016 # $1 and $2 are bash -c's arguments
-    if timeout 2 bash -c 'exec 3<> "/dev/tcp/$1/$2"' bash "${addr}" "${port}" 2> /dev/null; then
+    if takes_connection "${addr}" "${port}"; then
       reach=", and ${addr}:${port} takes a TCP connection"
     fi
   fi
@@ -208,13 +214,6 @@ main_addresses() {
   done < <(getent ahosts "${main_name}" 2> /dev/null)
 }
 
-# main_answers ADDRESS: whether ADDRESS takes a TCP connection on the main broker's port within
-# 2 s (a dead node's address takes none, and drops the attempt rather than refusing it).
-main_answers() {
-  # shellcheck disable=SC2016 # $1 and $2 are bash -c's arguments
-  timeout 2 bash -c 'exec 3<> "/dev/tcp/$1/$2"' bash "$1" "${main_port}" 2> /dev/null
-}
-
 # main_config prints the config directory a worker's broker starts with: the config as it is, or,
 # when the main broker's name resolves to more than one address, a copy that names the address
 # that answers, once one does. Without getent and timeout in the image, or with the user's own
@@ -222,7 +221,8 @@ main_answers() {
 main_config() {
   local addr config started=${SECONDS} next=0 uri
   local -a addrs
-  if [[ -z "${main_name}" ]] || ! command -v getent > /dev/null || ! command -v timeout > /dev/null; then
+  config="$(< /opt/flux/config/etc/flux/config/broker.toml)"
+  if [[ -z "${main_name}" || "${config}" != *"tcp://${main_name}:${main_port}"* ]] || ! command -v getent > /dev/null || ! command -v timeout > /dev/null; then
     echo "${cfg}"
     return 0
   fi
@@ -233,15 +233,10 @@ main_config() {
       return 0
     fi
     for addr in "${addrs[@]}"; do
-      if main_answers "${addr}"; then
+      if takes_connection "${addr}" "${main_port}"; then
         uri="tcp://${addr}:${main_port}"
         if [[ "${addr}" == *:* ]]; then
           uri="tcp://[${addr}]:${main_port}"
-        fi
-        config="$(< /opt/flux/config/etc/flux/config/broker.toml)"
-        if [[ "${config}" != *"tcp://${main_name}:${main_port}"* ]]; then
-          echo "${cfg}"
-          return 0
         fi
         mkdir -p /opt/flux/config/etc/flux/config-main
         printf '%s\n' "${config//"tcp://${main_name}:${main_port}"/"${uri}"}" > /opt/flux/config/etc/flux/config-main/broker.toml
