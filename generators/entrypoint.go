@@ -394,13 +394,17 @@ func hostlist(mc *v1alpha2.MiniCluster) hostlistParts {
 	b := &mc.Spec.Flux.Bursting
 	var parts hostlistParts
 	var own, clusters []string // this MiniCluster's hosts, then the bursting clusters'
+	parts.lead = b.LeadBroker
 	switch {
 	case b.Hostlist != "":
+		// Verbatim: the lead broker's address, if any, then the user's list.
 		parts.rest = b.Hostlist
 		parts.list = b.Hostlist
+		if parts.lead != nil {
+			parts.list = parts.lead.Address + "," + b.Hostlist
+		}
 		return parts
 	case b.LeadBroker != nil:
-		parts.lead = b.LeadBroker
 		if b.LeadBroker.Size > 1 {
 			own = append(own, hostRange(b.LeadBroker.Name, 1, b.LeadBroker.Size-1))
 		}

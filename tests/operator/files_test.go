@@ -131,6 +131,9 @@ func emptyEntryFirst(d fileDiff) bool { return d.operator == ":"+d.ours }
 var fileRules = []fileRule{
 	// broker.toml, by the rules of its comparison as part of the entrypoint ConfigMap.
 	fr("D-dns-runtime", deliberate, `.*/etc/flux/config/broker\.toml`, `content toml D-dns-runtime`, nil),
+	fr("D-main-broker-entry", deliberate, `.*/etc/flux/config/broker\.toml`, `content toml D-main-broker-entry`, nil),
+	// The main broker's name, written by the init script for the workers' broker script.
+	fr("D-main-broker-entry", deliberate, `.*/config/run/main-broker`, `.*`, onlyOurs),
 	fr("D-simple-scheduler", deliberate, `.*/etc/flux/config/broker\.toml`, `content toml D-simple-scheduler`, nil),
 	fr("E-hostlist-spelling", equivalent, `.*/etc/flux/config/broker\.toml`, `content toml E-hostlist-spelling`, nil),
 	fr("F-leadbroker-hosts", bugFixed, `.*/etc/flux/config/broker\.toml`, `content toml F-leadbroker-hosts`, nil),
@@ -305,6 +308,9 @@ func diffContent(t *testing.T, p string, op, ours []byte) []fileDiff {
 			return []fileDiff{{path: p, aspect: "content toml", operator: fmt.Sprint(errA), ours: fmt.Sprint(errB)}}
 		}
 		var diffs []fileDiff
+		if joinMainBrokerEntry(b) {
+			diffs = append(diffs, fileDiff{path: p, aspect: "content toml D-main-broker-entry", operator: "one entry", ours: "the main broker's entry of its own"})
+		}
 		for _, d := range diffObjects("broker.toml", a, b) {
 			aspect := "content toml " + d.path
 			if id := classifyTOML(d); id != "" {
