@@ -262,9 +262,12 @@ bench-live: build bin/kustomize bin/kpt
 ## same runs: tests/live's BenchmarkSideBySide (docs/benchmarks.md). Like
 ## bench-live it brings the cluster up (or uses a running one) and skips loudly where the machine
 ## cannot run a kubelet; it starts the operator as make operator-up does unless it runs.
-LIVE_BENCH_SIZES ?= 4 8 16 32
+## NODES=N (2-4) runs it on a cluster of N nodes that it brings up (tests/cluster/up.sh --nodes;
+## a cluster already running is used as it is), at sizes N, 2N and 4N unless LIVE_BENCH_SIZES says.
+LIVE_BENCH_SIZES ?= $(if $(NODES),$(NODES) $(shell echo $$(($(NODES) * 2))) $(shell echo $$(($(NODES) * 4))),4 8 16 32)
 bench-sidebyside: build bin/kustomize bin/kpt
 	cd tests/live && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) LIVE_BENCH_SIZES='$(LIVE_BENCH_SIZES)' \
+	  $(if $(NODES),MINICLUSTER_FN_CLUSTER_NODES=$(NODES)) \
 	  ../cluster/with-cluster.sh $(GO) test -count=1 -run '^$$' -bench '^BenchmarkSideBySide$$' -benchtime=$(LIVE_BENCH_RUNS)x -timeout 90m ./...
 
 ## bench-keygen-before-after: the code of commit BEFORE (default 3e38822, before the keygen moved

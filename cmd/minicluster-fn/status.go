@@ -74,7 +74,7 @@ Phases: WaitingForCertificate, Starting, Ready, Running, Succeeded, Failed, Degr
 (docs/generated-objects.md, "Status").
 
 -o wide adds the nodes the brokers run on; --brokers adds, under each MiniCluster, one line per
-broker pod: its rank, node, state (Pending, NotJoined, Joined, NodeLost, Terminating,
+broker pod: its rank, node, state (Pending, NotJoined, Joined, Rejoining, NodeLost, Terminating,
 StuckTerminating, Succeeded, Failed), restarts and age. -o json and -o yaml always hold both.`,
 		Example: `  minicluster-fn status
   minicluster-fn status -n hpc flux-sample -o wide

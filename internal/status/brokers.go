@@ -20,6 +20,11 @@ const (
 	BrokerNotJoined BrokerState = "NotJoined"
 	// BrokerJoined: its broker joined the instance (the pod is Ready).
 	BrokerJoined BrokerState = "Joined"
+	// BrokerRejoining: a worker whose broker joined (its pod is Ready) before rank 0's broker
+	// started again, in a new pod or a restarted container, and which the new main broker does not
+	// count yet: its pod stays Ready (the startup probe passed once), but it has not joined the
+	// new instance. A persistent MiniCluster's worker joins it by itself.
+	BrokerRejoining BrokerState = "Rejoining"
 	// BrokerNodeLost: its node stopped answering; the node lifecycle controller marked the pod not
 	// ready. Whether its processes still run, nobody can tell.
 	BrokerNodeLost BrokerState = "NodeLost"
@@ -49,7 +54,7 @@ type Broker struct {
 func (o observation) brokers() []Broker {
 	var out []Broker
 	for _, p := range slices.Concat(o.brokerPods, o.leaving) {
-		b := Broker{Rank: index(p), Pod: p.Name, Node: p.Spec.NodeName, State: brokerState(p), Created: p.CreationTimestamp.Time}
+		b := Broker{Rank: index(p), Pod: p.Name, Node: p.Spec.NodeName, State: o.brokerState(p), Created: p.CreationTimestamp.Time}
 		for _, c := range slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses) {
 			b.Restarts += c.RestartCount
 		}
@@ -59,6 +64,36 @@ func (o observation) brokers() []Broker {
 		return cmp.Or(cmp.Compare(a.Rank, b.Rank), b.Created.Compare(a.Created), cmp.Compare(a.Pod, b.Pod))
 	})
 	return out
+}
+
+// brokerState is brokerState, with a worker that joined before the main broker started again
+// Rejoining.
+func (o observation) brokerState(p *corev1.Pod) BrokerState {
+	s := brokerState(p)
+	if s == BrokerJoined && p.DeletionTimestamp == nil && o.joinedBeforeMain(p) {
+		return BrokerRejoining
+	}
+	return s
+}
+
+// joinedBeforeMain tells whether a worker's pod became Ready before rank 0's broker, which is not
+// Ready (it is once every worker is online), started: in a newer pod or a restarted container.
+func (o observation) joinedBeforeMain(p *corev1.Pod) bool {
+	if len(o.brokerPods) == 0 || index(o.brokerPods[0]) != 0 || index(p) == 0 {
+		return false
+	}
+	main := o.brokerPods[0]
+	ready := podCondition(p, corev1.PodReady)
+	if podReady(main) || ready == nil || ready.LastTransitionTime.IsZero() {
+		return false
+	}
+	started := main.CreationTimestamp.Time
+	for _, c := range main.Status.ContainerStatuses {
+		if c.State.Running != nil && c.State.Running.StartedAt.Time.After(started) {
+			started = c.State.Running.StartedAt.Time
+		}
+	}
+	return ready.LastTransitionTime.Time.Before(started)
 }
 
 func brokerState(p *corev1.Pod) BrokerState {

@@ -86,7 +86,7 @@ func (r *reasoner) reason() string {
 	case PhasePending:
 		return "no broker Job: it is applied after the keygen Job completes, or it was not applied"
 	}
-	return firstOf(r.nodeLost, r.pvcPending, r.unschedulable, r.imagePull, r.certificateMount, r.failedCreate, r.notJoined, func() string {
+	return firstOf(r.nodeLost, r.pvcPending, r.unschedulable, r.imagePull, r.certificateMount, r.failedCreate, r.rejoining, r.notJoined, func() string {
 		size := ptrValue(o.broker.Spec.Parallelism)
 		if n := int32(len(o.brokerPods)); n < size {
 			return fmt.Sprintf("%d of %d broker pods of Job %s exist", n, size, o.broker.Name)
@@ -258,6 +258,26 @@ func (r *reasoner) failedCreate() string {
 		return fmt.Sprintf("the Job controller cannot create the pods of Job %s: %s", r.o.broker.Name, e.Message)
 	}
 	return ""
+}
+
+// rejoining: rank 0's broker started again (a new pod, or its container restarted) after workers
+// had joined the one before, and they have not joined the new one yet.
+func (r *reasoner) rejoining() string {
+	var pods []string
+	for _, p := range r.o.brokerPods {
+		if r.o.brokerState(p) == BrokerRejoining {
+			pods = append(pods, fmt.Sprintf("%s (rank %d)", p.Name, index(p)))
+		}
+	}
+	if len(pods) == 0 {
+		return ""
+	}
+	by := ""
+	if r.o.broker.Labels[contract.LabelLifetime] != contract.LifetimeCompletes {
+		by = "; the workers of a MiniCluster that runs until deleted join it by themselves"
+	}
+	return fmt.Sprintf("rank 0's broker (pod %s) started again after broker pods %s had joined the one before it, and they have not joined it yet%s",
+		r.o.brokerPods[0].Name, strings.Join(pods, ", "), by)
 }
 
 // notJoined: a broker pod runs and has not joined; its broker script's latest join report says

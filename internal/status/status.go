@@ -275,7 +275,7 @@ func (g *group) observe() observation {
 		return cmp.Or(cmp.Compare(index(a), index(b)), b.CreationTimestamp.Compare(a.CreationTimestamp.Time))
 	})
 	for _, p := range o.brokerPods {
-		if podReady(p) {
+		if o.brokerState(p) == BrokerJoined {
 			o.joined++
 		}
 	}

@@ -75,6 +75,10 @@ func TestSummarize(t *testing.T) {
 			"job.exception: type=exec severity=0 node failure on lostworker-d5328246-2 (rank 2)",
 			"the Job is marked to fail and gets its Failed condition once broker pod lostworker-d5328246-2-abcde, stuck Terminating on node node-c",
 			"kubectl taint nodes node-c node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"}, ""},
+		// Rank 0's node was lost and its new pod waits for rank 1, which joined the one before.
+		"rejoining": {status.PhaseStarting, "1/3", status.CertificatePresent, []string{
+			"rank 0's broker (pod rejoining-d5328246-0-zzzzz) started again after broker pods rejoining-d5328246-1-abcde (rank 1) had joined the one before it",
+			"join it by themselves"}, ""},
 		"cmcurve": {status.PhaseStarting, "0/1", status.CertificatePresent, []string{
 			"image registry.example/app:9 cannot be pulled (pod cmcurve-d5328246-0-abcde, container cmcurve)"}, ""},
 	}
@@ -119,12 +123,13 @@ func TestBrokers(t *testing.T) {
 	}
 	want := map[string][]string{
 		"nodelost":   {"0 nodelost-d5328246-0-abcde node-a Joined", "1 nodelost-d5328246-1-abcde node-b Joined", "2 nodelost-d5328246-2-abcde node-c NodeLost"},
+		"rejoining":  {"0 rejoining-d5328246-0-zzzzz node-a NotJoined", "1 rejoining-d5328246-1-abcde node-b Rejoining", "2 rejoining-d5328246-2-zzzzz node-a Joined"},
 		"stuck":      {"0 stuck-d5328246-0-abcde node-a Joined", "1 stuck-d5328246-1-abcde node-c StuckTerminating"},
 		"degraded":   {"0 degraded-d5328246-0-abcde  Joined", "1 degraded-d5328246-1-abcde  Joined", "2 degraded-d5328246-2-zzzzz  NotJoined"},
 		"huge":       {"0 huge-d5328246-0-abcde  Pending", "1 huge-d5328246-1-abcde  Pending"},
 		"persistent": {"0 persistent-d5328246-0-abcde  Joined", "1 persistent-d5328246-1-abcde  Joined"},
 	}
-	wantNodes := map[string][]string{"nodelost": {"node-a", "node-b", "node-c"}, "stuck": {"node-a", "node-c"}}
+	wantNodes := map[string][]string{"nodelost": {"node-a", "node-b", "node-c"}, "stuck": {"node-a", "node-c"}, "rejoining": {"node-a", "node-b"}}
 	for _, mc := range status.Summarize(context.Background(), objs, nil) {
 		w, ok := want[mc.Name]
 		if !ok {

@@ -137,6 +137,19 @@ func TestNodeLossRank0(t *testing.T) {
 	if replacement.Spec.NodeName == node {
 		t.Errorf("the new pod %s runs on the dead node %s", replacement.Metadata.Name, node)
 	}
+	// Until the new main broker runs (its pod Ready once every worker is online), the workers,
+	// whose pods stay Ready from their first join, have not joined it: status must not count them.
+	if row, _ := miniClusterStatus(t, ns, instance); func() bool { b, ok := row.broker("0", replacement.Metadata.Name); return ok && b.State == "NotJoined" }() {
+		for _, b := range row.Brokers {
+			if b.Rank != 0 && b.State != "Rejoining" {
+				t.Errorf("status --brokers while the new rank 0 has not joined: rank %d (pod %s) %s, want Rejoining", b.Rank, b.Pod, b.State)
+			}
+		}
+		if row.Joined != 0 {
+			t.Errorf("status counts %d brokers joined while the new rank 0 has not joined, want 0", row.Joined)
+		}
+		t.Logf("status while the new rank 0 waits: %s %d/%d: %s", row.Phase, row.Joined, row.Size, row.Reason)
+	}
 	ranksReachable(t, ns, jobName, 3, 3*time.Minute)
 	step("whole again: the new rank 0 reaches every rank")
 	_, row = phaseSequence(t, ns, instance, time.Minute, func(r statusRow) bool { return r.Phase == "Ready" })

@@ -176,7 +176,7 @@ func removeAddedNodes() error {
 }
 
 // readyNodes: the names of the cluster's Ready nodes that take pods (not cordoned).
-func readyNodes(t *testing.T) []string {
+func readyNodes(t testing.TB) []string {
 	t.Helper()
 	out := mustKube(t, nil, "get", "nodes", "-o",
 		`jsonpath={range .items[*]}{.metadata.name}{" "}{.status.conditions[?(@.type=="Ready")].status}{" "}{.spec.unschedulable}{"\n"}{end}`)

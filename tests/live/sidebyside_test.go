@@ -75,6 +75,8 @@ func BenchmarkSideBySide(b *testing.B) {
 		}
 		sizes = append(sizes, n)
 	}
+	nodes := readyNodes(b)
+	b.Logf("on %d nodes: %v", len(nodes), nodes)
 	var all []sideBySideMedians
 	for _, size := range sizes {
 		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
@@ -87,7 +89,7 @@ func BenchmarkSideBySide(b *testing.B) {
 		return
 	}
 	var table strings.Builder
-	fmt.Fprintf(&table, "side by side, hello-world, all sizes (medians, seconds from the start of kubectl apply):\n")
+	fmt.Fprintf(&table, "side by side, hello-world, all sizes, on %d nodes (medians, seconds from the start of kubectl apply):\n", len(nodes))
 	fmt.Fprintf(&table, "| size | runs | ours | joined: operator | ours | ours/operator | Job complete: operator | ours | ours/operator | floor | joined ours/floor |\n")
 	fmt.Fprintf(&table, "|---|---|---|---|---|---|---|---|---|---|---|\n")
 	// Per render: whether the goal of the operator and that of the floor held at every size.
@@ -612,23 +614,30 @@ func (m sideBySideMedians) report(b *testing.B) {
 // was the faster one.
 func nodeQuiet(b *testing.B) {
 	b.Helper()
-	dir := filepath.Join(suite.state, "kubelet", "pods")
-	waitFor(b, "the kubelet's cleanup after the deleted pods", 2*time.Minute, func() (bool, string, error) {
+	// The first node's kubelet, and those tests/cluster/node.sh added (make bench-sidebyside NODES=N).
+	dirs, err := filepath.Glob(filepath.Join(suite.state, "nodes", "*", "kubelet", "pods"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dirs = append([]string{filepath.Join(suite.state, "kubelet", "pods")}, dirs...)
+	waitFor(b, "the kubelets' cleanup after the deleted pods", 2*time.Minute, func() (bool, string, error) {
 		live := map[string]bool{}
 		for _, uid := range strings.Fields(mustKube(b, nil, "get", "pods", "--all-namespaces", "-o", "jsonpath={.items[*].metadata.uid}")) {
 			live[uid] = true
 		}
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return false, "", err
-		}
 		var left []string
-		for _, e := range entries {
-			if !live[e.Name()] {
-				left = append(left, e.Name())
+		for _, dir := range dirs {
+			entries, err := os.ReadDir(dir)
+			if err != nil && !os.IsNotExist(err) {
+				return false, "", err
+			}
+			for _, e := range entries {
+				if !live[e.Name()] {
+					left = append(left, filepath.Join(dir, e.Name()))
+				}
 			}
 		}
-		return len(left) == 0, fmt.Sprintf("%d pod directories left in %s: %v", len(left), dir, left), nil
+		return len(left) == 0, fmt.Sprintf("%d pod directories left: %v", len(left), left), nil
 	})
 	// Flush what the deleted pods left to write back (a disk-backed view volume writes copies of
 	// the view), so that the next side does not pay for it. It did not remove the operator's rise
