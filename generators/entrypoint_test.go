@@ -802,8 +802,8 @@ func newSandbox(t *testing.T, c entrypointCase) *sandbox {
 	// state-machine.wait one-liner exits 0 for run, 1 for none (no broker), 2 (not yet) otherwise,
 	// and the state-machine.get one-liner prints it;
 	// start and broker run, as flux's rc1 does, the rc1.d scripts of FLUX_RC_EXTRA when the
-	// broker joins (FAKE_FLUX_STATE run, the default), then run FAKE_FLUX_RUN seconds, or until
-	// SIGTERM, which they log; the first of them to end touches FAKE_FLUX_LEAD_RETURNS, if set
+	// broker joins (FAKE_FLUX_STATE run, the default), then run FAKE_FLUX_RUN seconds (a start
+	// after the first: FAKE_FLUX_RUN_AGAIN seconds, if set), or until SIGTERM, which they log; the first of them to end touches FAKE_FLUX_LEAD_RETURNS, if set
 	// (the main broker's message, in flux exec, that it comes back); getattr tbon.parent-endpoint
 	// (not logged) prints FAKE_FLUX_PARENT, after FAKE_FLUX_GETATTR_DELAY seconds.
 	// With FAKE_FLUX_INITIAL set, start runs its initial program (what follows its options) and
@@ -874,8 +874,13 @@ if [[ "$1" == start || "$1" == broker ]]; then
     done
   fi
   if [[ -n "${FAKE_FLUX_RUN:-}" ]]; then
+    run="${FAKE_FLUX_RUN}"
+    if [[ -e "$FAKE_FLUX_LOG.ran" && -n "${FAKE_FLUX_RUN_AGAIN:-}" ]]; then
+      run="${FAKE_FLUX_RUN_AGAIN}"
+    fi
+    touch "$FAKE_FLUX_LOG.ran"
     trap 'echo "SIGTERM $$" >> "$FAKE_FLUX_LOG.signals"; exit "${FAKE_FLUX_EXIT:-0}"' TERM
-    /bin/sleep "${FAKE_FLUX_RUN}" &
+    /bin/sleep "${run}" &
     wait
   fi
   if [[ -n "${FAKE_FLUX_LEAD_RETURNS:-}" && ! -e "$FAKE_FLUX_LOG.lead-returned" ]]; then

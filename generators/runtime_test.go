@@ -912,7 +912,9 @@ func TestEntrypointRunMainReplaced(t *testing.T) {
 	// lookup on (the watchdog's), and answers twice: to the watchdog, then to the second start's
 	// choice (four attempts, each trying the old address first).
 	path := sb.mainBrokerTools(t, []string{"10.244.1.10", "10.244.2.11"}, 1, "10.244.2.11", 4)
-	res := sb.runStatus(t, WaitScriptKey(0), 1, "FAKE_FLUX_RUN=14", path)
+	// The first broker runs until the watchdog stops it (two looks, 5 s apart); the second ends
+	// at once.
+	res := sb.runStatus(t, WaitScriptKey(0), 1, "FAKE_FLUX_RUN=14", "FAKE_FLUX_RUN_AGAIN=0.1", path)
 	log := readFile(t, filepath.Join(sb.dir, "flux.log"))
 	if got := strings.Count(log, "--- flux\nstart\n"); got != 2 {
 		t.Fatalf("the broker started %d times, want 2 (exit %d):\n%s\n%s", got, res.code, log, res.output)
