@@ -212,6 +212,13 @@ func (c nodeLossCase) run(t *testing.T, i int) string {
 		markTestNode(t, lost.node)
 	}
 
+	if c.rank0 {
+		// Where the time between the new main broker running and every rank reachable goes.
+		for _, s := range sides {
+			logRejoin(t, s, off)
+		}
+	}
+
 	// What the case must show of ours.
 	opWhole, opOK := op.at(evWhole)
 	ourWhole, ourOK := ours.at(evWhole)
@@ -436,4 +443,36 @@ func (s *sideWatch) jobEnded() bool {
 func (s *sideWatch) stop() {
 	s.once.Do(func() { close(s.quit) })
 	<-s.done
+}
+
+// logRejoin logs, for each broker pod of the side that runs now, the lines of its log since the
+// power-off that tell how it rejoined (the main broker's, flux's overlay and state machine), each
+// with its time from the power-off.
+func logRejoin(t *testing.T, s *sideWatch, off time.Time) {
+	t.Helper()
+	keep := []string{"main broker", "rejoin", "overlay", "state-machine", "quorum", "goodbye", "joined"}
+	for _, p := range pods(t, s.ns, "batch.kubernetes.io/job-name="+s.job) {
+		if p.Metadata.DeletionTimestamp != nil || len(p.Status.ContainerStatuses) == 0 {
+			continue
+		}
+		out, err := kube(nil, "-n", s.ns, "logs", p.Metadata.Name, "-c", p.Status.ContainerStatuses[0].Name, "--timestamps",
+			"--since-time="+off.UTC().Format(time.RFC3339))
+		if err != nil {
+			t.Logf("%s: logs of %s: %v", s.name, p.Metadata.Name, err)
+			continue
+		}
+		var lines []string
+		for _, line := range strings.Split(out, "\n") {
+			stamp, text, ok := strings.Cut(line, " ")
+			at, err := time.Parse(time.RFC3339Nano, stamp)
+			if !ok || err != nil || !slices.ContainsFunc(keep, func(k string) bool { return strings.Contains(text, k) }) {
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("%6.1fs %s", at.Sub(off).Seconds(), text))
+		}
+		if len(lines) > 40 {
+			lines = append(lines[:20], append([]string{"..."}, lines[len(lines)-20:]...)...)
+		}
+		t.Logf("%s: rank %s (pod %s on %s), since the power-off:\n%s", s.name, p.index(), p.Metadata.Name, p.Spec.NodeName, strings.Join(lines, "\n"))
+	}
 }
