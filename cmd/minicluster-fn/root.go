@@ -45,7 +45,7 @@ stdout. That is how kustomize (generators:) and kpt (mutators:) run it.`,
 			return runKRM(in, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.AddCommand(newRenderCmd(), newValidateCmd(), newVersionCmd(), newKeygenCmd(), newFluxcdCmd(), newInstallCmd(), newDiffCmd(), newStatusCmd(), newWaitCmd())
+	cmd.AddCommand(newRenderCmd(), newValidateCmd(), newVersionCmd(), newKeygenCmd(), newFluxcdCmd(), newInstallCmd(), newDiffCmd(), newStatusCmd(), newWaitCmd(), newCheckCmd())
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err: err, command: c.CommandPath()} })
 	markCommandErrors(cmd)
 	return cmd
@@ -57,7 +57,7 @@ stdout. That is how kustomize (generators:) and kpt (mutators:) run it.`,
 func newPluginCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   pluginName,
-		Short: "See MiniClusters rendered by minicluster-fn in the cluster: status and wait",
+		Short: "See MiniClusters rendered by minicluster-fn in the cluster: check, status and wait",
 		Annotations: map[string]string{
 			cobra.CommandDisplayNameAnnotation: "kubectl minicluster",
 		},
@@ -65,7 +65,7 @@ func newPluginCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cmd.AddCommand(newStatusCmd(), newWaitCmd(), newVersionCmd())
+	cmd.AddCommand(newCheckCmd(), newStatusCmd(), newWaitCmd(), newVersionCmd())
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err: err, command: c.CommandPath()} })
 	markCommandErrors(cmd)
 	return cmd
