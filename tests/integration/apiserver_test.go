@@ -84,6 +84,7 @@ func TestAPIServer(t *testing.T) {
 	t.Run("pod security", c.testPodSecurity)
 	t.Run("overlays", c.testOverlays)
 	t.Run("status with the view role", c.testStatusView)
+	t.Run("check", c.testCheck)
 }
 
 // warningCollector records warning headers (deprecations, unknown fields under non-strict
