@@ -99,8 +99,12 @@ race:
 # With tools/node's build flags, so that tests/cluster/build-node.sh reuses the compiled Kubernetes
 # packages (the module versions match too; .ci/hygiene.sh).
 INTEGRATION_GO := CGO_ENABLED=0 $(GO)
+# The in-process API server is stamped with the Kubernetes version it is built from, as
+# build-node.sh stamps the node's (check reads /version; unstamped it says v0.0.0-master).
 integration: build bin/kustomize
-	cd tests/integration && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) $(INTEGRATION_GO) test -count=1 ./...
+	cd tests/integration && k8s=$$($(GO) list -m -f '{{.Version}}' k8s.io/kubernetes) && minor=$${k8s#v1.} && \
+	  MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) $(INTEGRATION_GO) test -count=1 \
+	  -ldflags "-X k8s.io/component-base/version.gitVersion=$$k8s -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$${minor%%.*}" ./...
 
 ## operator-diff: the operator's own reconciler (built once from ../shared/vendor into
 ## $${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/operator-oracle-<hash>; ~4 min CPU cold) against

@@ -30,7 +30,7 @@ type feature struct {
 //     broker's pod is replaced once it has failed, docs/generated-objects.md): beta in 1.29, GA in
 //     1.34 (KEP-3939, https://www.kubernetes.dev/resources/keps/3939/,
 //     https://kubernetes.io/blog/2025/09/05/kubernetes-v1-34-pod-replacement-policy-for-jobs-goes-ga).
-var features_ = []feature{
+var jobFeatures = []feature{
 	{"indexed-job", "Indexed Jobs", "1.22", "1.24", "the broker Job (completionMode: Indexed: each broker's rank and hostname)"},
 	{"pod-failure-policy", "the Job pod failure policy", "1.26", "1.31", "the broker Job of a MiniCluster that completes (a failed command fails the Job once)"},
 	{"pod-replacement-policy", "the Job pod replacement policy", "1.29", "1.34", "the broker Job (a lost broker's pod is replaced once it has failed)"},
@@ -47,7 +47,7 @@ const (
 func features(c *Cluster) []Result {
 	var out []Result
 	if c.VersionErr != nil || c.Version == nil {
-		for _, f := range features_ {
+		for _, f := range jobFeatures {
 			out = append(out, Result{Check: f.check, Scope: "cluster", Status: Unknown,
 				Message: cannotTell("read the server's version (/version)", c.VersionErr),
 				Fix:     "the version decides whether " + f.what + " is on; run check where /version answers"})
@@ -55,14 +55,18 @@ func features(c *Cluster) []Result {
 		return out
 	}
 	v, err := utilversion.ParseGeneric(c.Version.GitVersion)
+	if err == nil && v.Major() == 0 {
+		// A Kubernetes built from source without its version stamped says v0.0.0-master.
+		err = fmt.Errorf("a build without a release version")
+	}
 	if err != nil {
-		for _, f := range features_ {
+		for _, f := range jobFeatures {
 			out = append(out, Result{Check: f.check, Scope: "cluster", Status: Unknown,
 				Message: fmt.Sprintf("cannot tell: the server's version %q does not parse: %v", c.Version.GitVersion, err)})
 		}
 		return out
 	}
-	for _, f := range features_ {
+	for _, f := range jobFeatures {
 		r := Result{Check: f.check, Scope: "cluster"}
 		switch {
 		case v.AtLeast(utilversion.MustParseGeneric(f.ga)):
