@@ -146,6 +146,7 @@ var readmeNotRunHere = map[string]string{
 	"make build image IMAGE_REPOSITORY=registry.example.com/hpc/minicluster-fn VERSION=v0.1.0":           "needs podman; make container-test builds the image with make image",
 	"podman push registry.example.com/hpc/minicluster-fn:v0.1.0":                                         "pushes to the user's own registry (registry.example.com stands for it)",
 	"bin/kustomize build --enable-alpha-plugins --enable-exec examples/hello-world | kubectl apply -f -": "needs a cluster; tests/live applies hello-world and reads its status",
+	"bin/minicluster-fn check -n hpc examples/hello-world/minicluster.yaml":                              "needs a cluster; tests/integration's TestAPIServer/check runs check against a real API server",
 	"bin/minicluster-fn status":                                        "needs a cluster; tests/live's TestStatusLive runs it, tests/integration with the view role",
 	"bin/minicluster-fn wait flux-sample --for=complete --timeout=10m": "needs a cluster; tests/live's TestStatusLive runs wait",
 	"bin/minicluster-fn install --kubectl-plugin ~/.local/bin":         "writes into the user's home; cmd/minicluster-fn's TestInstallKubectlPlugin runs it on a temporary directory",
