@@ -114,6 +114,12 @@ for fam in ip ip6; do
 done
 if [ -f "$STATE/run/bridge" ] && ip link show "$BRIDGE" > /dev/null 2>&1; then ip link delete "$BRIDGE"; fi
 rm -f /var/lib/cni/results/"$CNI_NETWORK"-*
+# containerd's own loopback network caches a result per pod sandbox too, which a sandbox lost with
+# a powered-off node (node.sh stop, then its Node deleted) never removes: those written since
+# cluster-up are ours.
+if [ -f "$STATE/host-before/sysctls" ]; then
+  find /var/lib/cni/results -maxdepth 1 -name 'cni-loopback-*' -newer "$STATE/host-before/sysctls" -delete 2>/dev/null
+fi
 # Fixed-place directories that up.sh found absent go again, if empty (deepest first).
 if [ -f "$STATE/host-before/absent-dirs" ]; then
   while read -r d; do
@@ -160,6 +166,9 @@ if [ -f "$STATE/host-before/sysctls" ]; then
   done < "$STATE/host-before/sysctls"
 fi
 ls /var/lib/cni/results/"$CNI_NETWORK"-* > /dev/null 2>&1 && left+=("CNI results /var/lib/cni/results/$CNI_NETWORK-*")
+if [ -f "$STATE/host-before/sysctls" ] && [ -n "$(find /var/lib/cni/results -maxdepth 1 -name 'cni-loopback-*' -newer "$STATE/host-before/sysctls" 2>/dev/null)" ]; then
+  left+=("CNI results /var/lib/cni/results/cni-loopback-* written since cluster-up")
+fi
 for link in /var/log/containers/*.log; do
   [ -L "$link" ] && case $(readlink "$link") in "$STATE"/*) left+=("log link $link") ;; esac
 done

@@ -54,13 +54,15 @@ func TestNodeLossSideBySide(t *testing.T) {
 	needOperator(t)
 	needNodes(t, 4)
 	takeSlotAhead(t)
+	// The names have no comma: a test's temporary directory is named after it, and kubectl -f
+	// splits a path at commas.
 	cases := []nodeLossCase{
-		{name: "worker, persistent, node back", file: "interactive"},
-		{name: "worker, persistent, Node deleted", file: "interactive", deleted: true},
-		{name: "rank 0, persistent, node back", file: "interactive", rank0: true},
-		{name: "rank 0, persistent, Node deleted", file: "interactive", rank0: true, deleted: true},
-		{name: "worker, batch, node back", file: "failed-command"},
-		{name: "worker, batch, Node deleted", file: "failed-command", deleted: true},
+		{name: "persistent worker lost then node back", file: "interactive"},
+		{name: "persistent worker lost then Node deleted", file: "interactive", deleted: true},
+		{name: "persistent rank 0 lost then node back", file: "interactive", rank0: true},
+		{name: "persistent rank 0 lost then Node deleted", file: "interactive", rank0: true, deleted: true},
+		{name: "batch worker lost then node back", file: "failed-command"},
+		{name: "batch worker lost then Node deleted", file: "failed-command", deleted: true},
 	}
 	var table strings.Builder
 	table.WriteString("| case | side | lost pod marked for deletion | new pod of the rank running | every rank reachable again | Job | end | old pod gone | what the user read |\n|---|---|---|---|---|---|---|---|---|\n")
