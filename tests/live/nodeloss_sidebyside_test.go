@@ -107,7 +107,7 @@ func (c nodeLossCase) run(t *testing.T, i int) string {
 	apply(t, oursRendered(t, file, ourNS))
 	ourJob := brokerJob(t, ourNS, instance).Metadata.Name
 	ourNodes := placed(t, ourNS, ourJob)
-	if len(uniq(ourNodes)) != 3 {
+	if len(distinct(ourNodes)) != 3 {
 		t.Fatalf("our brokers run on %v, want one on each of 3 nodes", ourNodes)
 	}
 	for _, n := range ourNodes[1:] {
@@ -129,7 +129,7 @@ func (c nodeLossCase) run(t *testing.T, i int) string {
 	}
 	waitFor(t, "the operator's rank 0 beside ours, and its workers on the other two nodes", time.Minute, func() (bool, string, error) {
 		on := placed(t, opNS, opJob)
-		return on[0] == ourNodes[0] && len(uniq(on)) == 3, fmt.Sprintf("the operator's on %v, ours on %v", on, ourNodes), nil
+		return on[0] == ourNodes[0] && len(distinct(on)) == 3, fmt.Sprintf("the operator's on %v, ours on %v", on, ourNodes), nil
 	})
 	for _, s := range [][2]string{{ourNS, ourJob}, {opNS, opJob}} {
 		ranksReachable(t, s[0], s[1], 3, runningLimit)
@@ -279,6 +279,9 @@ func (c nodeLossCase) run(t *testing.T, i int) string {
 	}
 	return rows.String()
 }
+
+// distinct are the different names among names, sorted.
+func distinct(names []string) []string { return slices.Compact(slices.Sorted(slices.Values(names))) }
 
 // secs is a duration in whole seconds, for the table.
 func secs(d time.Duration) string { return fmt.Sprintf("%.0f s", d.Seconds()) }
