@@ -136,6 +136,10 @@ func (c nodeLossCase) run(t *testing.T, i int) string {
 	for _, s := range [][2]string{{ourNS, ourJob}, {opNS, opJob}} {
 		ranksReachable(t, s[0], s[1], 3, runningLimit)
 	}
+	// A MiniCluster that runs: every broker of ours joined (its rc1 done: a worker still in rc1
+	// when its main broker goes stays there, see docs/testing.md), which rank 0 reaching every rank
+	// does not yet say.
+	brokersReady(t, ourNS, instance, 3, runningLimit)
 
 	ranks := []string{"0"}
 	if !c.rank0 {
@@ -350,18 +354,50 @@ func watchSide(name, ns, job, instance, node string, off time.Time, ours bool) *
 			}
 		}
 	}
-	go func() {
-		defer close(s.done)
-		for {
-			s.sample()
-			select {
-			case <-s.quit:
-				return
-			case <-time.After(2 * time.Second):
+	// Three loops, so that a slow one does not delay the others' times: the pods and the Job; every
+	// rank reachable (one check of a rank that does not answer takes up to 30 s); what the user
+	// reads (status reads pod logs, which a dead node makes slow to answer).
+	var wg sync.WaitGroup
+	for _, sample := range []func(){s.sample, s.sampleWhole, s.sampleRead} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				sample()
+				select {
+				case <-s.quit:
+					return
+				case <-time.After(2 * time.Second):
+				}
 			}
-		}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(s.done)
 	}()
 	return s
+}
+
+// sampleWhole records when every rank is reachable from rank 0 again, once a new pod of the lost
+// rank runs.
+func (s *sideWatch) sampleWhole() {
+	if _, replaced := s.at(evReplaced); replaced {
+		if _, whole := s.at(evWhole); !whole {
+			if ok, _ := reachableNow(s.ns, s.job, 3); ok {
+				s.mark(evWhole)
+			}
+		}
+	}
+}
+
+// sampleRead records what the user reads: our status's phase, or the operator's conditions.
+func (s *sideWatch) sampleRead() {
+	if s.ours {
+		s.read("status " + ourPhase(s.ns, s.instance))
+	} else {
+		s.read(operatorConditions(s.ns, s.instance))
+	}
 }
 
 func (s *sideWatch) sample() {
@@ -384,13 +420,6 @@ func (s *sideWatch) sample() {
 			s.mark(evOldGone)
 		}
 	}
-	if _, replaced := s.at(evReplaced); replaced {
-		if _, whole := s.at(evWhole); !whole {
-			if ok, _ := reachableNow(s.ns, s.job, 3); ok {
-				s.mark(evWhole)
-			}
-		}
-	}
 	var j job
 	if getObject(&j, s.ns, "jobs", s.job) == nil {
 		for _, cond := range []string{"Failed", "Complete"} {
@@ -401,11 +430,6 @@ func (s *sideWatch) sample() {
 				s.mu.Unlock()
 			}
 		}
-	}
-	if s.ours {
-		s.read("status " + ourPhase(s.ns, s.instance))
-	} else {
-		s.read(operatorConditions(s.ns, s.instance))
 	}
 }
 
