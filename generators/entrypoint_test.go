@@ -803,7 +803,8 @@ func newSandbox(t *testing.T, c entrypointCase) *sandbox {
 	// and the state-machine.get one-liner prints it;
 	// start and broker run, as flux's rc1 does, the rc1.d scripts of FLUX_RC_EXTRA when the
 	// broker joins (FAKE_FLUX_STATE run, the default), then run FAKE_FLUX_RUN seconds (a start
-	// after the first: FAKE_FLUX_RUN_AGAIN seconds, if set), or until SIGTERM, which they log; the first of them to end touches FAKE_FLUX_LEAD_RETURNS, if set
+	// after the first: FAKE_FLUX_RUN_AGAIN seconds, if set), or until SIGTERM, which they log (and,
+	// with FAKE_FLUX_TERM_HANGS set, go on running, as a broker waiting for a goodbye); the first of them to end touches FAKE_FLUX_LEAD_RETURNS, if set
 	// (the main broker's message, in flux exec, that it comes back); getattr tbon.parent-endpoint
 	// (not logged) prints FAKE_FLUX_PARENT, after FAKE_FLUX_GETATTR_DELAY seconds.
 	// With FAKE_FLUX_INITIAL set, start runs its initial program (what follows its options) and
@@ -879,9 +880,11 @@ if [[ "$1" == start || "$1" == broker ]]; then
       run="${FAKE_FLUX_RUN_AGAIN}"
     fi
     touch "$FAKE_FLUX_LOG.ran"
-    trap 'echo "SIGTERM $$" >> "$FAKE_FLUX_LOG.signals"; exit "${FAKE_FLUX_EXIT:-0}"' TERM
+    trap 'echo "SIGTERM $$" >> "$FAKE_FLUX_LOG.signals"; [[ -n "${FAKE_FLUX_TERM_HANGS:-}" ]] || exit "${FAKE_FLUX_EXIT:-0}"; termed=1' TERM
     /bin/sleep "${run}" &
     wait
+    # The SIGTERM went to the process group, the sleep too: hang on until killed.
+    while [[ -n "${termed:-}" ]]; do /bin/sleep 1; done
   fi
   if [[ -n "${FAKE_FLUX_LEAD_RETURNS:-}" && ! -e "$FAKE_FLUX_LOG.lead-returned" ]]; then
     touch "${FAKE_FLUX_LEAD_RETURNS}" "$FAKE_FLUX_LOG.lead-returned"

@@ -932,3 +932,28 @@ func TestEntrypointRunMainReplaced(t *testing.T) {
 		t.Errorf("exit %d:\n%s", res.code, res.output)
 	}
 }
+
+// TestEntrypointRunMainReplacedKilled: a broker that the main-broker watchdog stopped and that
+// does not exit (flux waits 60 s for its goodbye to the main broker that is gone) is killed 5 s
+// after the SIGTERM, and the worker starts its broker again to join the new main broker.
+func TestEntrypointRunMainReplacedKilled(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, caseNamed(t, "interactive"))
+	sb.run(t, InitScriptKey, 1)
+	path := sb.mainBrokerTools(t, []string{"10.244.1.10", "10.244.2.11"}, 1, "10.244.2.11", 4)
+	start := time.Now()
+	res := sb.runStatus(t, WaitScriptKey(0), 1, "FAKE_FLUX_RUN=40", "FAKE_FLUX_RUN_AGAIN=0.1", "FAKE_FLUX_TERM_HANGS=1", path)
+	log := readFile(t, filepath.Join(sb.dir, "flux.log"))
+	if got := strings.Count(log, "--- flux\nstart\n"); got != 2 {
+		t.Fatalf("the broker started %d times, want 2 (exit %d):\n%s\n%s", got, res.code, log, res.output)
+	}
+	if !strings.Contains(res.stderr, "the broker has not exited 5s after SIGTERM (it waits for its old main broker's goodbye); killing it") {
+		t.Errorf("the watchdog did not say it kills the broker:\n%s", res.output)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("took %v: the stopped broker was not killed before its own end (40 s)", took)
+	}
+	if res.code != 0 {
+		t.Errorf("exit %d:\n%s", res.code, res.output)
+	}
+}

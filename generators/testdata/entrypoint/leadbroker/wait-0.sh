@@ -296,6 +296,15 @@ watch_main() {
         echo "${host}: this broker has had no connection to the main broker for $((lost * 5 - 5))s, and ${addr} (${main_name}) answers: the main broker's pod was replaced; stopping this broker to join the new one" >&2
         touch /mnt/flux/config/run/lead-returns
         kill -TERM -- "-${broker_pid}" 2> /dev/null || true
+        # A broker stopped this way says goodbye to its parent, the main broker that is gone, and
+        # waits 60 s for the answer (flux-core's goodbye_timeout) before it exits: after its rc3
+        # has had a few seconds, it is killed.
+        for _ in 1 2 3 4 5; do
+          read -r -t 1 -u "${pause}" _ || :
+          kill -0 -- "-${broker_pid}" 2> /dev/null || return 0
+        done
+        echo "${host}: the broker has not exited 5s after SIGTERM (it waits for its old main broker's goodbye); killing it" >&2
+        kill -KILL -- "-${broker_pid}" 2> /dev/null || true
         return 0
       fi
     done < <(main_addresses)
