@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/minicluster-fn/minicluster-fn/internal/status"
 	ourversion "github.com/minicluster-fn/minicluster-fn/internal/version"
@@ -73,21 +72,11 @@ type REST struct {
 	Namespace string
 }
 
-// Connect loads the kubeconfig as status.Connect does (kubectl's rules: --kubeconfig, KUBECONFIG,
-// ~/.kube/config, --context, -n); status.Connect keeps its rest.Config to itself.
+// Connect loads the kubeconfig as status does (status.Connection.Load).
 func Connect(c status.Connection) (*REST, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = c.Kubeconfig
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: c.Context}
-	overrides.Context.Namespace = c.Namespace
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
-	cfg, err := cc.ClientConfig()
+	cfg, ns, err := c.Load()
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	ns, _, err := cc.Namespace()
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+		return nil, err
 	}
 	return NewREST(cfg, ns)
 }

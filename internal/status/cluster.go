@@ -41,6 +41,19 @@ type Cluster struct {
 
 // Connect loads the kubeconfig as kubectl does and returns a Cluster for the namespace it implies.
 func Connect(c Connection) (*Cluster, error) {
+	cfg, ns, err := c.Load()
+	if err != nil {
+		return nil, err
+	}
+	if c.AllNamespaces {
+		ns = ""
+	}
+	return NewCluster(cfg, ns)
+}
+
+// Load reads the kubeconfig by kubectl's rules (--kubeconfig, KUBECONFIG, ~/.kube/config, the
+// pod's ServiceAccount; --context, -n) and returns its client config and the namespace it names.
+func (c Connection) Load() (*rest.Config, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = c.Kubeconfig
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: c.Context}
@@ -48,16 +61,13 @@ func Connect(c Connection) (*Cluster, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 	cfg, err := cc.ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+		return nil, "", fmt.Errorf("kubeconfig: %w", err)
 	}
 	ns, _, err := cc.Namespace()
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+		return nil, "", fmt.Errorf("kubeconfig: %w", err)
 	}
-	if c.AllNamespaces {
-		ns = ""
-	}
-	return NewCluster(cfg, ns)
+	return cfg, ns, nil
 }
 
 // NewCluster reads through cfg in namespace ("" for all). Its scheme holds core/v1 and batch/v1
