@@ -106,5 +106,5 @@ if ! mv -T "$work" "$dest" 2>/dev/null; then
   complete "$dest" || { echo "build-argocd: cannot install $dest" >&2; exit 1; }
 fi
 trap - EXIT
-phase_record build "Argo CD" "$SECONDS" built
+phase_record build "Argo CD" "$SECONDS" built "$(phase_cpu)"
 echo "$dest"

@@ -54,11 +54,12 @@ mkdir -p "$work/bin" "$work/crds"
 cd "$tools"
 versions=$(go list -m -f '{{.Path}}@{{.Version}}' "${controllers[@]}" | tr '\n' ' ')
 start=$SECONDS
+part_cpu=$(phase_cpu)
 echo "build-fluxcd: building ${versions}into $dest (a few minutes when cold)" >&2
 # The flags of the controllers' own release builds (-trimpath; their Makefiles add -s -w).
 go build -trimpath -ldflags "-s -w" -o "$work/bin/" "${controllers[@]}"
 echo "build-fluxcd: built in $((SECONDS - start)) s" >&2
-phase_record build "Flux CD: source-controller, kustomize-controller" "$((SECONDS - start))" built
+phase_record build "Flux CD: source-controller, kustomize-controller" "$((SECONDS - start))" built "$(($(phase_cpu) - part_cpu))"
 
 # The CLI: cmd/flux embeds manifests/*.yaml, which flux2's module zip lacks, so it is built in a
 # copy of the module directory with a placeholder manifest (tools/fluxcd-cli/go.mod says more).
@@ -66,6 +67,7 @@ phase_record build "Flux CD: source-controller, kustomize-controller" "$((SECOND
 fluxdir=$(cd "$cli" && go mod download github.com/fluxcd/flux2/v2 && go list -m -f '{{.Dir}}' github.com/fluxcd/flux2/v2)
 fluxversion=$(cd "$cli" && go list -m -f '{{.Version}}' github.com/fluxcd/flux2/v2)
 start=$SECONDS
+part_cpu=$(phase_cpu)
 echo "build-fluxcd: building github.com/fluxcd/flux2/v2/cmd/flux@$fluxversion" >&2
 # The copy lives in $work, which the EXIT trap removes if the build fails.
 cp -r "$fluxdir" "$work/flux2"
@@ -79,7 +81,7 @@ echo "# No Flux CD install manifests in this build: flux install and flux bootst
 (cd "$work/flux2" && go build -trimpath -ldflags "-s -w -X main.VERSION=${fluxversion#v}" -o "$work/bin/flux" ./cmd/flux)
 rm -rf "$work/flux2"
 echo "build-fluxcd: built flux in $((SECONDS - start)) s" >&2
-phase_record build "Flux CD: flux CLI" "$((SECONDS - start))" built
+phase_record build "Flux CD: flux CLI" "$((SECONDS - start))" built "$(($(phase_cpu) - part_cpu))"
 
 # go build fetched both modules, so their directories in the module cache exist.
 mapfile -t dirs < <(go list -m -f '{{.Dir}}' "${controllers[@]}")
@@ -95,5 +97,5 @@ if ! mv -T "$work" "$dest" 2>/dev/null; then
   complete "$dest" || { echo "build-fluxcd: cannot install $dest" >&2; exit 1; }
 fi
 trap - EXIT
-phase_record build "Flux CD controllers and CLI" "$SECONDS" built
+phase_record build "Flux CD controllers and CLI" "$SECONDS" built "$(phase_cpu)"
 echo "$dest"

@@ -54,6 +54,7 @@ ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$k8s_version \
 -X k8s.io/component-base/version.gitTreeState=clean"
 
 start=$SECONDS
+cpu=$(phase_cpu)
 echo "build-node: building Kubernetes $k8s_version binaries and etcd into $dest (slow when cold)" >&2
 # No -trimpath: make integration compiles the same Kubernetes packages with the same flags, and its
 # in-process API server cannot start from a trimmed build (it finds its test certificates through
@@ -63,12 +64,14 @@ echo "build-node: building Kubernetes $k8s_version binaries and etcd into $dest 
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet \
   k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl)
 echo "build-node: Kubernetes binaries and etcd built in $((SECONDS - start)) s; building coredns" >&2
-phase_record build "node binaries: Kubernetes and etcd" "$((SECONDS - start))" built
+phase_record build "node binaries: Kubernetes and etcd" "$((SECONDS - start))" built "$(($(phase_cpu) - cpu))"
 part=$SECONDS
+part_cpu=$(phase_cpu)
 (cd "$tools/coredns" && go build -trimpath -ldflags "-s -w" -o "$work/bin/coredns" .)
 echo "build-node: coredns built at $((SECONDS - start)) s; building containerd" >&2
-phase_record build "node binaries: CoreDNS" "$((SECONDS - part))" built
+phase_record build "node binaries: CoreDNS" "$((SECONDS - part))" built "$(($(phase_cpu) - part_cpu))"
 part=$SECONDS
+part_cpu=$(phase_cpu)
 # Without cgo: the btrfs, devmapper and zfs snapshotters (the only parts that need it) are left out;
 # the cluster uses overlayfs. The version is what the binaries report (containerd --version).
 ctd_version=$(cd "$tools/containerd" && go list -m -f '{{.Version}}' github.com/containerd/containerd/v2)
@@ -77,8 +80,8 @@ ctd_version=$(cd "$tools/containerd" && go list -m -f '{{.Version}}' github.com/
   github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
   github.com/containerd/containerd/v2/cmd/ctr)
 echo "build-node: all built in $((SECONDS - start)) s" >&2
-phase_record build "node binaries: containerd" "$((SECONDS - part))" built
-phase_record build "node binaries" "$SECONDS" built
+phase_record build "node binaries: containerd" "$((SECONDS - part))" built "$(($(phase_cpu) - part_cpu))"
+phase_record build "node binaries" "$SECONDS" built "$(phase_cpu)"
 
 complete "$work" || { echo "build-node: a binary is missing in $work/bin" >&2; exit 1; }
 # Another build of the same key may have finished meanwhile: either result is the same build.

@@ -61,5 +61,5 @@ if ! mv -T "$work" "$dest" 2>/dev/null; then
   complete "$dest" || { echo "build-operator: cannot install $dest" >&2; exit 1; }
 fi
 trap - EXIT
-phase_record build "the operator's manager" "$SECONDS" built
+phase_record build "the operator's manager" "$SECONDS" built "$(phase_cpu)"
 echo "$dest"

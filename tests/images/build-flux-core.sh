@@ -43,6 +43,7 @@ trap 'rm -rf "$work"' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 start=$(date +%s)
+cpu=$(phase_cpu)
 tar -C "$work" -xzf "$tarball"
 src=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n1)
 # The vendored export lacks this test-data file; only flux-core's own test suite reads it.
@@ -70,5 +71,5 @@ mv "$work/root" "$dest.tmp/root"
 mv "$work/root.build.log" "$dest.tmp/build.log"
 rm -rf "$dest" && mv "$dest.tmp" "$dest"
 echo "build-flux-core: built flux-core $FLUX_VERSION in $(( $(date +%s) - start )) s: $dest/root" >&2
-phase_record build flux-core "$SECONDS" built
+phase_record build flux-core "$SECONDS" built "$(($(phase_cpu) - cpu))"
 echo "$dest/root"

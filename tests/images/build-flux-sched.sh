@@ -47,6 +47,7 @@ trap 'rm -rf "$work"' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 start=$(date +%s)
+cpu=$(phase_cpu)
 tar -C "$work" -xzf "$tarball"
 src=$(find "$work" -mindepth 1 -maxdepth 1 -type d | head -n1)
 # flux-core's pkg-config files name its prefix, /opt/software/..., which exists only in the images:
@@ -94,5 +95,5 @@ mv "$work/root" "$dest.tmp/root"
 mv "$work/build.log" "$dest.tmp/build.log"
 rm -rf "$dest" && mv "$dest.tmp" "$dest"
 echo "build-flux-sched: built flux-sched $FLUX_SCHED_VERSION in $(( $(date +%s) - start )) s: $dest/root" >&2
-phase_record build "flux-sched (Fluxion)" "$SECONDS" built
+phase_record build "flux-sched (Fluxion)" "$SECONDS" built "$(($(phase_cpu) - cpu))"
 echo "$dest/root"

@@ -76,11 +76,13 @@ if [ -f "$dest/images.txt" ]; then
   exit 0
 fi
 start=$(date +%s)
+cpu=$(phase_cpu)
 
 # The Debian root file system, cached as a tarball (numeric owners kept): the application image is
 # that as one layer.
 if [ ! -f "$rootfs_tar" ]; then
   rootfs_start=$(date +%s)
+  rootfs_cpu=$(phase_cpu)
   echo "build-view: debootstrap $SUITE (minbase, $PACKAGES)" >&2
   if ! debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$scratch/rootfs" "$MIRROR" >"$scratch/debootstrap.log" 2>&1; then
     echo "build-view: debootstrap failed; last lines of its log:" >&2
@@ -93,7 +95,7 @@ if [ ! -f "$rootfs_tar" ]; then
   mv "$rootfs_tar.tmp" "$rootfs_tar"
   rm -rf "$scratch/rootfs"
   echo "build-view: root file system built in $(elapsed "$rootfs_start") s: $rootfs_tar" >&2
-  phase_record build "stand-in images: Debian root file system" "$(elapsed "$rootfs_start")" built
+  phase_record build "stand-in images: Debian root file system" "$(elapsed "$rootfs_start")" built "$(($(phase_cpu) - rootfs_cpu))"
 fi
 
 # The flux view image: the application image plus one layer with flux-core, flux-sched, a
@@ -240,5 +242,5 @@ printf '%s %s\n' "$dest/app.tar" "$APP_REF" "$dest/flux-view.tar" "$VIEW_REF" > 
 # Publish atomically: a half-written archive is never taken for a cache hit.
 rm -rf "$dest" && mv "$scratch/out" "$dest"
 echo "build-view: $VIEW_REF in $(elapsed "$start") s ($(du -sh "$layer/opt" | cut -f1) added to the userland): $dest" >&2
-phase_record build "stand-in images: the flux view" "$(elapsed "$start")" built
+phase_record build "stand-in images: the flux view" "$(elapsed "$start")" built "$(($(phase_cpu) - cpu))"
 echo "$dest"
