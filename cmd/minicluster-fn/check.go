@@ -1,17 +1,24 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/fn"
 	"github.com/minicluster-fn/minicluster-fn/internal/check"
@@ -40,9 +47,34 @@ spec:
       command: echo hello world
 `
 
+// connectSmoke opens the cluster for check --smoke, in namespace; tests replace it.
+var connectSmoke = func(c status.Connection, namespace string) (check.SmokeAPI, error) {
+	cfg, _, err := c.Load()
+	if err != nil {
+		return nil, err
+	}
+	return check.NewSmokeREST(cfg, namespace)
+}
+
+// smokeSize is the size of the MiniCluster check --smoke runs: two brokers, so that one joins the
+// other.
+const smokeSize = 2
+
+// smokeCommand is the command check --smoke runs on every rank (flux runs it on each of the
+// smokeSize brokers, and the broker Job completes only if every one exited 0).
+const smokeCommand = "hostname"
+
+// smokeFlags are check --smoke's options.
+type smokeFlags struct {
+	run              bool
+	image, viewImage string
+	timeout          time.Duration
+}
+
 func newCheckCmd() *cobra.Command {
 	var conn status.Connection
 	var output, appliedBy string
+	var smoke smokeFlags
 	cmd := &cobra.Command{
 		Use:   "check [FILE|DIR...]",
 		Short: "Check, before applying, that the cluster and namespace can run MiniClusters",
@@ -65,6 +97,16 @@ Required), its image volume (view-source: ImageVolume) against the nodes' kubele
 versions, and whether the PersistentVolumeClaims, Secrets, ConfigMaps and ServiceAccount it
 names exist.
 
+With --smoke it also runs a MiniCluster end to end in the namespace, the only time check changes
+anything: the MiniCluster with the defaults, or the one MiniCluster of the files, at size 2 with
+the command hostname on every rank (--image replaces its application image, --view-image the flux
+view's). It creates the rendered objects, prints each step's time as it ends (create, keygen: the
+certificate; pull: every container of both broker pods started from its image; join: both
+brokers joined; command: it ran on every rank and the broker Job completed), and a failed step's
+reason as status gives it. Then it deletes everything it created, also when a step failed or on
+Ctrl-C, and waits until the pods are gone. This is how to prove the project on a real cluster
+with the real images.
+
 A check whose input the identity may not read (nodes, Secrets, another subject's rights) is
 Unknown, never Passed. The exit code is 0 when every check passed, 1 when any failed or could not
 tell. -o json prints {"kind": "MiniClusterCheck", "passed", "failed", "unknown", "results": [...]}
@@ -72,6 +114,8 @@ tell. -o json prints {"kind": "MiniClusterCheck", "passed", "failed", "unknown",
 		Example: `  minicluster-fn check
   minicluster-fn check -n hpc minicluster.yaml
   minicluster-fn check --applied-by flux-system:kustomize-controller -n hpc hpc/
+  minicluster-fn check --smoke -n hpc
+  minicluster-fn check --smoke --image ghcr.io/converged-computing/metric-lammps:latest -n hpc
   kubectl minicluster check -o json     # installed as the kubectl plugin kubectl-minicluster`,
 		Args: usageArgs(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, files []string) error {
@@ -86,11 +130,18 @@ tell. -o json prints {"kind": "MiniClusterCheck", "passed", "failed", "unknown",
 				}
 				subject = s
 			}
+			if !smoke.run && (smoke.image != "" || smoke.viewImage != "") {
+				return usageErrorf(cmd, "--image and --view-image are options of --smoke")
+			}
 			var sets []fn.ManifestSet
+			var nodes []*yaml.RNode
 			if len(files) > 0 {
 				var err error
-				if sets, err = renderForCheck(files, cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
+				if nodes, sets, err = renderForCheck(files, cmd.InOrStdin(), cmd.ErrOrStderr()); err != nil {
 					return err
+				}
+				if smoke.run && len(nodes) != 1 {
+					return usageErrorf(cmd, "--smoke runs one MiniCluster, and the files hold %d", len(nodes))
 				}
 			}
 			api, namespace, err := connectCheck(conn)
@@ -104,6 +155,13 @@ tell. -o json prints {"kind": "MiniClusterCheck", "passed", "failed", "unknown",
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			results := check.Evaluate(check.Read(ctx, api, renders, subject), renders)
+			if smoke.run {
+				smokeResults, err := runSmoke(ctx, conn, nodes, namespace, smoke, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				results = append(results, smokeResults...)
+			}
 			if err := printCheck(cmd.OutOrStdout(), output, results); err != nil {
 				return err
 			}
@@ -116,6 +174,10 @@ tell. -o json prints {"kind": "MiniClusterCheck", "passed", "failed", "unknown",
 	}
 	addConnectionFlags(cmd, &conn, false)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "json")
+	cmd.Flags().BoolVar(&smoke.run, "smoke", false, "also run a MiniCluster of size 2 end to end in the namespace, then delete it")
+	cmd.Flags().StringVar(&smoke.image, "image", "", "with --smoke: the application image to run (default: the MiniCluster's)")
+	cmd.Flags().StringVar(&smoke.viewImage, "view-image", "", "with --smoke: the flux view image (default: the MiniCluster's, else the render's default)")
+	cmd.Flags().DurationVar(&smoke.timeout, "timeout", 10*time.Minute, "with --smoke: how long the steps from create to the command's end may take")
 	cmd.Flags().StringVar(&appliedBy, "applied-by", "", "NAMESPACE:NAME of the ServiceAccount that applies the manifests (a GitOps engine's): check its rights too, by SubjectAccessReview")
 	return cmd
 }
@@ -134,21 +196,143 @@ func parseAppliedBy(s string) (*check.Subject, error) {
 	return &check.Subject{Namespace: ns, Name: name}, nil
 }
 
-// renderForCheck reads and renders the MiniClusters of the files as render does; problems are
-// printed as render prints them.
-func renderForCheck(files []string, stdin io.Reader, errOut io.Writer) ([]fn.ManifestSet, error) {
+// renderForCheck reads and renders the MiniClusters of the files as render does, and returns
+// them as read and as rendered; problems are printed as render prints them.
+func renderForCheck(files []string, stdin io.Reader, errOut io.Writer) ([]*yaml.RNode, []fn.ManifestSet, error) {
 	nodes, results := readMiniClusterFiles(files, stdin)
 	if len(results) > 0 {
 		printResults(errOut, results)
-		return nil, errInvalidInput
+		return nil, nil, errInvalidInput
+	}
+	// Generate adds and removes annotations of the nodes it is given.
+	copies := make([]*yaml.RNode, len(nodes))
+	for i, n := range nodes {
+		copies[i] = n.Copy()
 	}
 	rl := &framework.ResourceList{Items: nodes}
 	sets, err := fn.Processor{Standalone: true}.Generate(rl)
 	if err != nil {
 		printResults(errOut, rl.Results)
-		return nil, errInvalidInput
+		return nil, nil, errInvalidInput
 	}
-	return sets, nil
+	return copies, sets, nil
+}
+
+// runSmoke runs check --smoke: the one MiniCluster of nodes, else the default one, made a smoke
+// MiniCluster and run in its namespace (else namespace). Each step's result is printed to progress
+// as it ends.
+func runSmoke(ctx context.Context, conn status.Connection, nodes []*yaml.RNode, namespace string, f smokeFlags, progress io.Writer) ([]check.Result, error) {
+	doc, file := []byte(defaultMiniCluster), ""
+	if len(nodes) == 1 {
+		s, err := nodes[0].String()
+		if err != nil {
+			return nil, err
+		}
+		doc, file = []byte(s), nodes[0].GetAnnotations()[kioutil.PathAnnotation]
+	}
+	r, err := smokeRender(doc, namespace, f)
+	if err != nil {
+		return nil, fmt.Errorf("--smoke: %w", err)
+	}
+	r.File = file
+	api, err := connectSmoke(conn, r.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(progress, "smoke: running MiniCluster %s (size %d, command %s) in namespace %s\n", r.Name, smokeSize, smokeCommand, r.Namespace)
+	s := check.Smoke{API: api, Render: r, Timeout: f.timeout, Poll: pollInterval, DeleteTimeout: 2 * time.Minute,
+		Progress: func(res check.Result) {
+			msg := res.Message
+			if res.Fix != "" && res.Status != check.Passed {
+				msg += ". Fix: " + res.Fix
+			}
+			fmt.Fprintf(progress, "smoke: %s %s: %s\n", res.Status, res.Check, msg)
+		}}
+	return s.Run(ctx), nil
+}
+
+// smokeRender makes doc, a MiniCluster, the one check --smoke runs, and renders it: a new name
+// (smoke-<5 random characters>, so that it meets nothing of the user's), its namespace (else
+// namespace), size 2, and a command that runs on every rank and ends (no interactive, launcher,
+// batch or script); --image and --view-image replace the images. Everything else is the
+// MiniCluster's: its images, resources, volumes, options.
+func smokeRender(doc []byte, namespace string, f smokeFlags) (*check.Render, error) {
+	var mc map[string]any
+	if err := sigsyaml.Unmarshal(doc, &mc); err != nil {
+		return nil, err
+	}
+	metadata, _ := mc["metadata"].(map[string]any)
+	if metadata == nil {
+		metadata = map[string]any{}
+	}
+	name := "smoke-" + utilrand.String(5)
+	metadata["name"] = name
+	if ns, _ := metadata["namespace"].(string); ns != "" {
+		namespace = ns
+	}
+	metadata["namespace"] = namespace
+	// What the files' reader added (the file's path, the document's index) is not the MiniCluster's.
+	if annotations, ok := metadata["annotations"].(map[string]any); ok {
+		for k := range annotations {
+			if strings.HasPrefix(k, "config.kubernetes.io/") || strings.HasPrefix(k, "internal.config.kubernetes.io/") {
+				delete(annotations, k)
+			}
+		}
+	}
+	mc["metadata"] = metadata
+	spec, _ := mc["spec"].(map[string]any)
+	if spec == nil {
+		return nil, fmt.Errorf("MiniCluster has no spec")
+	}
+	spec["size"] = smokeSize
+	for _, field := range []string{"maxSize", "interactive", "tasks"} {
+		delete(spec, field)
+	}
+	containers, _ := spec["containers"].([]any)
+	if len(containers) == 0 {
+		return nil, fmt.Errorf("MiniCluster has no spec.containers")
+	}
+	// The command goes to the containers that run flux (runFlux; the first when none says so).
+	runsFlux := func(c map[string]any) bool { b, _ := c["runFlux"].(bool); return b }
+	anyRunsFlux := slices.ContainsFunc(containers, func(c any) bool { m, _ := c.(map[string]any); return m != nil && runsFlux(m) })
+	for i, c := range containers {
+		m, _ := c.(map[string]any)
+		if m == nil || !(runsFlux(m) || !anyRunsFlux && i == 0) {
+			continue
+		}
+		m["command"] = smokeCommand
+		for _, field := range []string{"launcher", "batch", "batchRaw"} {
+			delete(m, field)
+		}
+		if commands, ok := m["commands"].(map[string]any); ok {
+			delete(commands, "script")
+		}
+		if f.image != "" {
+			m["image"] = f.image
+		}
+	}
+	if f.viewImage != "" {
+		flux, _ := spec["flux"].(map[string]any)
+		if flux == nil {
+			flux = map[string]any{}
+		}
+		container, _ := flux["container"].(map[string]any)
+		if container == nil {
+			container = map[string]any{}
+		}
+		container["image"] = f.viewImage
+		flux["container"] = container
+		spec["flux"] = flux
+	}
+	out, err := sigsyaml.Marshal(mc)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := fn.GenerateDocument(out)
+	if err != nil {
+		return nil, fmt.Errorf("rendering the smoke MiniCluster: %w", err)
+	}
+	return &check.Render{Name: name, Namespace: namespace, Objects: objs}, nil
 }
 
 // checkRenders are the renders check evaluates: the files' MiniClusters in the namespace each

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
+
+	"github.com/minicluster-fn/minicluster-fn/api/contract"
+	"github.com/minicluster-fn/minicluster-fn/generators"
 	"github.com/minicluster-fn/minicluster-fn/internal/check"
 	"github.com/minicluster-fn/minicluster-fn/internal/check/checktest"
 	"github.com/minicluster-fn/minicluster-fn/internal/status"
@@ -111,5 +117,140 @@ func TestCheckBadInput(t *testing.T) {
 		if _, errOut, err := runCmd(t, "", args...); err == nil || !strings.Contains(errOut, "Run 'minicluster-fn check --help' for usage.") {
 			t.Errorf("%v: %v, stderr %q", args, err, errOut)
 		}
+	}
+}
+
+// TestCheckSmokeRender: --smoke runs the file's MiniCluster under a new name at size 2, as a
+// command that ends, with --image and --view-image in place of its images; the rest is its own.
+func TestCheckSmokeRender(t *testing.T) {
+	doc := `apiVersion: flux-framework.org/v1alpha2
+kind: MiniCluster
+metadata:
+  name: lammps
+  namespace: hpc
+  annotations: {config.kubernetes.io/path: lammps.yaml}
+spec:
+  size: 8
+  maxSize: 10
+  tasks: 16
+  interactive: true
+  containers:
+    - image: ghcr.io/converged-computing/metric-lammps:latest
+      command: lmp -in in.reaxc.hns
+      launcher: true
+      resources: {limits: {cpu: 2}}
+`
+	r, err := smokeRender([]byte(doc), "default", smokeFlags{image: "registry.example/app:1", viewImage: "registry.example/view:2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.Name, "smoke-") || len(r.Name) != len("smoke-")+5 || r.Namespace != "hpc" {
+		t.Errorf("name %q, namespace %q: want smoke-<5 characters> in the MiniCluster's namespace hpc", r.Name, r.Namespace)
+	}
+	var job *batchv1.Job
+	for _, o := range r.Objects {
+		if j, ok := o.(*batchv1.Job); ok && j.Labels[contract.LabelComponent] == contract.ComponentBroker {
+			job = j
+		}
+	}
+	if job == nil {
+		t.Fatal("no broker Job rendered")
+	}
+	if p := job.Spec.Parallelism; p == nil || *p != smokeSize {
+		t.Errorf("broker Job parallelism %v, want %d", p, smokeSize)
+	}
+	if l := job.Labels[contract.LabelLifetime]; l != contract.LifetimeCompletes {
+		t.Errorf("lifetime %q, want %q (interactive and the launcher dropped)", l, contract.LifetimeCompletes)
+	}
+	if v := job.Annotations[contract.AnnotationViewImage]; v != "registry.example/view:2" {
+		t.Errorf("view image %q", v)
+	}
+	app := job.Spec.Template.Spec.Containers[0]
+	if app.Image != "registry.example/app:1" || app.Resources.Limits.Cpu().String() != "2" {
+		t.Errorf("application container: image %q, limits %v", app.Image, app.Resources.Limits)
+	}
+	for _, o := range r.Objects {
+		for k := range o.GetAnnotations() {
+			if strings.HasPrefix(k, "config.kubernetes.io/") {
+				t.Errorf("%s %s carries the file reader's annotation %s", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), k)
+			}
+		}
+	}
+}
+
+// TestCheckSmokeUsage: the smoke flags need --smoke, and --smoke one MiniCluster.
+func TestCheckSmokeUsage(t *testing.T) {
+	useCheckFixture(t, "cluster.yaml")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--image", "x:1"}, "--image and --view-image are options of --smoke"},
+		{[]string{"check", "--smoke", filepath.Join("testdata", "check", "miniclusters.yaml")}, "--smoke runs one MiniCluster, and the files hold 2"},
+	} {
+		_, errOut, err := runCmd(t, "", tc.args...)
+		if err == nil || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: err %v, stderr %q, want %q", tc.args, err, errOut, tc.want)
+		}
+	}
+}
+
+// succeededCluster is a SmokeAPI whose MiniCluster succeeds at once.
+type succeededCluster struct{ objects map[string]bool }
+
+func (c *succeededCluster) Create(_ context.Context, _ string, o generators.Object) error {
+	c.objects[o.GetName()] = true
+	return nil
+}
+
+func (c *succeededCluster) Delete(_ context.Context, _ string, o generators.Object) error {
+	delete(c.objects, o.GetName())
+	return nil
+}
+
+func (c *succeededCluster) Exists(_ context.Context, _ string, o generators.Object) (bool, error) {
+	return c.objects[o.GetName()], nil
+}
+
+func (c *succeededCluster) Read(_ context.Context, name string) (*status.Objects, []status.MiniCluster, error) {
+	if len(c.objects) == 0 {
+		return &status.Objects{}, nil, nil
+	}
+	return &status.Objects{}, []status.MiniCluster{{Name: name, Phase: status.PhaseSucceeded, Certificate: status.CertificatePresent,
+		Size: 2, Joined: 2, KeygenJob: name + "-keygen", BrokerJob: name + "-broker"}}, nil
+}
+
+// TestCheckSmoke: check --smoke prints each step as it ends on stderr, adds the steps to the
+// results, and leaves nothing behind.
+func TestCheckSmoke(t *testing.T) {
+	useCheckFixture(t, "cluster.yaml")
+	cluster := &succeededCluster{objects: map[string]bool{}}
+	old := connectSmoke
+	t.Cleanup(func() { connectSmoke = old })
+	var namespace string
+	connectSmoke = func(_ status.Connection, ns string) (check.SmokeAPI, error) {
+		namespace = ns
+		return cluster, nil
+	}
+	out, errOut, err := runCmd(t, "", "check", "-n", "hpc", "--smoke")
+	if err != nil {
+		t.Fatalf("check --smoke: %v\n%s", err, errOut)
+	}
+	if namespace != "hpc" {
+		t.Errorf("smoke ran in namespace %q, want hpc", namespace)
+	}
+	for _, step := range []string{check.SmokeCreate, check.SmokeKeygen, check.SmokePull, check.SmokeJoin, check.SmokeCommand, check.SmokeDelete} {
+		if !strings.Contains(errOut, "smoke: Passed "+step+": ") {
+			t.Errorf("stderr lacks step %s:\n%s", step, errOut)
+		}
+		if !slices.ContainsFunc(strings.Split(out, "\n"), func(line string) bool {
+			f := strings.Fields(line)
+			return len(f) > 1 && f[0] == "Passed" && f[1] == step
+		}) {
+			t.Errorf("the results lack step %s passed:\n%s", step, out)
+		}
+	}
+	if len(cluster.objects) != 0 {
+		t.Errorf("left behind: %v", cluster.objects)
 	}
 }

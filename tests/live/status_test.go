@@ -51,7 +51,7 @@ var statusViewer struct {
 
 // fnCluster runs the binary under test against the live cluster, as a user does: with the viewer's
 // kubeconfig in a namespace viewOnly bound to it, with the cluster's admin kubeconfig otherwise
-// (the other tests run beside TestStatusLive).
+// (the other tests run beside TestStatusLive), unless args name a --kubeconfig.
 func fnCluster(args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -61,7 +61,10 @@ func fnCluster(args ...string) (stdout, stderr string, err error) {
 		kubeconfig = statusViewer.kubeconfig
 	}
 	statusViewer.Unlock()
-	cmd := exec.CommandContext(ctx, suite.fn, append(args, "--kubeconfig", kubeconfig)...)
+	if !slices.Contains(args, "--kubeconfig") {
+		args = append(args, "--kubeconfig", kubeconfig)
+	}
+	cmd := exec.CommandContext(ctx, suite.fn, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
@@ -377,6 +380,21 @@ func TestStatusLive(t *testing.T) {
 func useStatusViewer(t *testing.T) {
 	t.Helper()
 	ns := namespace(t, "status-viewer")
+	kubeconfig := viewerKubeconfig(t, ns)
+	statusViewer.Lock()
+	statusViewer.kubeconfig, statusViewer.ns, statusViewer.namespaces = kubeconfig, ns, map[string]bool{}
+	statusViewer.Unlock()
+	t.Cleanup(func() {
+		statusViewer.Lock()
+		statusViewer.kubeconfig, statusViewer.ns, statusViewer.namespaces = "", "", nil
+		statusViewer.Unlock()
+	})
+}
+
+// viewerKubeconfig writes a kubeconfig of ServiceAccount viewer, created in ns with no rights,
+// and returns its path: bindings give it the rights a test wants it to have.
+func viewerKubeconfig(t *testing.T, ns string) string {
+	t.Helper()
 	mustKube(t, nil, "-n", ns, "create", "serviceaccount", "viewer")
 	token := strings.TrimSpace(mustKube(t, nil, "-n", ns, "create", "token", "viewer", "--duration=2h"))
 	server := mustKube(t, nil, "config", "view", "--raw", "--minify", "--flatten", "-o", "jsonpath={.clusters[0].cluster.server}")
@@ -387,17 +405,10 @@ func useStatusViewer(t *testing.T) {
 	if err := os.WriteFile(kubeconfig, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	statusViewer.Lock()
-	statusViewer.kubeconfig, statusViewer.ns, statusViewer.namespaces = kubeconfig, ns, map[string]bool{}
-	statusViewer.Unlock()
-	t.Cleanup(func() {
-		statusViewer.Lock()
-		statusViewer.kubeconfig, statusViewer.ns, statusViewer.namespaces = "", "", nil
-		statusViewer.Unlock()
-	})
 	if out, err := kubeEnv(nil, nil, "--kubeconfig", kubeconfig, "auth", "can-i", "list", "secrets", "-n", ns); err == nil || strings.TrimSpace(out) != "no" {
 		t.Fatalf("the viewer may list Secrets (kubectl auth can-i: %q, %v)", out, err)
 	}
+	return kubeconfig
 }
 
 // viewOnly binds the view ClusterRole to the status viewer in namespace ns, and nothing else.
