@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/minicluster-fn/minicluster-fn/cluster/check"
+	"github.com/minicluster-fn/minicluster-fn/cluster/status"
 	"github.com/minicluster-fn/minicluster-fn/fn"
-	"github.com/minicluster-fn/minicluster-fn/internal/check"
-	"github.com/minicluster-fn/minicluster-fn/internal/status"
 )
 
 // connectCheck opens the cluster for check; tests replace it.

@@ -11,10 +11,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/minicluster-fn/minicluster-fn/api/contract"
+	"github.com/minicluster-fn/minicluster-fn/cluster/check"
+	"github.com/minicluster-fn/minicluster-fn/cluster/check/checktest"
+	"github.com/minicluster-fn/minicluster-fn/cluster/status"
 	"github.com/minicluster-fn/minicluster-fn/generators"
-	"github.com/minicluster-fn/minicluster-fn/internal/check"
-	"github.com/minicluster-fn/minicluster-fn/internal/check/checktest"
-	"github.com/minicluster-fn/minicluster-fn/internal/status"
 )
 
 // useCheckFixture makes check read testdata/check/<file> in namespace hpc, in place of a cluster.

@@ -17,11 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
+	"github.com/minicluster-fn/minicluster-fn/cluster/publish"
 	"github.com/minicluster-fn/minicluster-fn/generators"
 	"github.com/minicluster-fn/minicluster-fn/internal/curve"
 	"github.com/minicluster-fn/minicluster-fn/internal/joinerr"
 	"github.com/minicluster-fn/minicluster-fn/internal/objyaml"
-	"github.com/minicluster-fn/minicluster-fn/internal/publish"
 )
 
 // keygenRand is where new secret keys come from. Tests replace it with a deterministic reader.

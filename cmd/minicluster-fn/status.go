@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/yaml"
 
-	"github.com/minicluster-fn/minicluster-fn/internal/status"
+	"github.com/minicluster-fn/minicluster-fn/cluster/status"
 )
 
 // pollInterval is how often status --watch and wait read the cluster again: well below the

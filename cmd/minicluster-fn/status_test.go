@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/minicluster-fn/minicluster-fn/api/contract"
-	"github.com/minicluster-fn/minicluster-fn/internal/status"
-	"github.com/minicluster-fn/minicluster-fn/internal/status/statustest"
+	"github.com/minicluster-fn/minicluster-fn/cluster/status"
+	"github.com/minicluster-fn/minicluster-fn/cluster/status/statustest"
 )
 
-// fixtureCluster serves internal/status's fixture, a namespace of MiniClusters in every phase, to
+// fixtureCluster serves cluster/status's fixture, a namespace of MiniClusters in every phase, to
 // the commands in place of an API server, filtered by name as the label selector would.
 type fixtureCluster struct {
 	objs *status.Objects
@@ -50,7 +50,7 @@ func (f *fixtureCluster) Logs(ctx context.Context, namespace, pod, container str
 // useFixtureCluster makes the commands read the fixture, in namespace hpc, at a fixed time.
 func useFixtureCluster(t *testing.T) *fixtureCluster {
 	t.Helper()
-	dir := filepath.Join("..", "..", "internal", "status", "testdata")
+	dir := filepath.Join("..", "..", "cluster", "status", "testdata")
 	objs, err := statustest.Objects(filepath.Join(dir, "cluster.yaml"))
 	if err != nil {
 		t.Fatal(err)

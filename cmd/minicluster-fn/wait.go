@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/minicluster-fn/minicluster-fn/api/contract"
-	"github.com/minicluster-fn/minicluster-fn/internal/status"
+	"github.com/minicluster-fn/minicluster-fn/cluster/status"
 )
 
 // The conditions wait waits for.

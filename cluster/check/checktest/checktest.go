@@ -1,5 +1,5 @@
 // Package checktest serves a cluster described in a YAML file to check, in place of an API server:
-// for the tests of internal/check and of the check command.
+// for the tests of cluster/check and of the check command.
 package checktest
 
 import (
@@ -23,7 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"sigs.k8s.io/yaml"
 
-	"github.com/minicluster-fn/minicluster-fn/internal/check"
+	"github.com/minicluster-fn/minicluster-fn/cluster/check"
 )
 
 // File is the fixture's YAML.

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/rest"
 
-	"github.com/minicluster-fn/minicluster-fn/internal/status"
+	"github.com/minicluster-fn/minicluster-fn/cluster/status"
 	ourversion "github.com/minicluster-fn/minicluster-fn/internal/version"
 )
 
@@ -64,7 +64,7 @@ var resources = map[string]schema.GroupVersion{
 }
 
 // REST is the API through client-go's REST client, with a scheme of the few groups check reads:
-// like status (internal/status), it avoids the generated clientset, whose init registers every
+// like status (cluster/status), it avoids the generated clientset, whose init registers every
 // API group in the binary that is also the KRM function (docs/benchmarks.md).
 type REST struct {
 	clients map[schema.GroupVersion]rest.Interface

@@ -13,8 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/minicluster-fn/minicluster-fn/cluster/status"
 	"github.com/minicluster-fn/minicluster-fn/generators"
-	"github.com/minicluster-fn/minicluster-fn/internal/status"
 )
 
 // scriptedCluster is a SmokeAPI whose MiniCluster goes through the snapshots of script, one per

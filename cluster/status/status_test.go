@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/minicluster-fn/minicluster-fn/internal/status"
-	"github.com/minicluster-fn/minicluster-fn/internal/status/statustest"
+	"github.com/minicluster-fn/minicluster-fn/cluster/status"
+	"github.com/minicluster-fn/minicluster-fn/cluster/status/statustest"
 )
 
 // TestSummarize: every phase and every reason, from objects shaped as the API server returns them

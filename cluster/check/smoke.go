@@ -20,8 +20,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/minicluster-fn/minicluster-fn/api/contract"
+	"github.com/minicluster-fn/minicluster-fn/cluster/status"
 	"github.com/minicluster-fn/minicluster-fn/generators"
-	"github.com/minicluster-fn/minicluster-fn/internal/status"
 )
 
 // The checks of a smoke run (check --smoke), one per step, in the order they run.

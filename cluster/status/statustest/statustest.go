@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/minicluster-fn/minicluster-fn/internal/status"
+	"github.com/minicluster-fn/minicluster-fn/cluster/status"
 )
 
 // Objects reads the List in file into the lists status reads.
