@@ -47,6 +47,11 @@
 #
 # Nothing is changed unless every MiniCluster is valid: they are validated and rendered into a
 # temporary directory first, and minicluster-fn prints every problem with its file and field.
+#
+# This script reads no cluster. Whether the cluster will run the MiniClusters is
+# `minicluster-fn check -n NAMESPACE SOURCE...`, run where a kubeconfig reaches it (before the
+# first MiniCluster, and with --applied-by for Flux CD's kustomize-controller); `check --smoke`
+# runs a MiniCluster there end to end with the real images (docs/check.md).
 set -euo pipefail
 
 fn=${MINICLUSTER_FN:-minicluster-fn}
