@@ -853,7 +853,6 @@ func (sb *sandbox) mainBrokerTools(t *testing.T, addrs []string, firstOnly int, 
 			shellQuote(sb.n.Job+"-0."+sb.n.Service+".team-a.svc.cluster.example"), lookups, lookups, firstOnly, lines.String()),
 		// timeout 2 bash -c '...' bash ADDRESS PORT: the address is $6
 		"timeout": fmt.Sprintf("echo \"$6:$7\" >> %s\nn=$(wc -l < %s)\n[[ \" %s \" == *\" $6 \"* && \"$7\" == 8050 && $n -le %d ]]\n", probes, probes, answering, answers),
-		"sleep":   "exit 0\n",
 	})
 }
 
@@ -930,6 +929,47 @@ func TestEntrypointRunMainReplaced(t *testing.T) {
 	}
 	if res.code != 0 || !strings.Contains(res.stdout, "starting this broker again to rejoin it") {
 		t.Errorf("exit %d:\n%s", res.code, res.output)
+	}
+}
+
+// TestEntrypointRunMainReplacedBeforeJoin: a worker that has not joined yet (its broker never
+// reaches rc1's end) when the main broker's pod is replaced, the old one left on a node that
+// stopped answering, stops its broker once the name resolves to both pods and the new one answers,
+// and starts it again with that address; with the one address of a main broker that answers
+// while this broker has no connection to it, it waits, as for a main broker that starts.
+func TestEntrypointRunMainReplacedBeforeJoin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		addrs    []string
+		restarts bool
+	}{
+		{"old and new pod", []string{"10.244.1.10", "10.244.2.11"}, true},
+		{"one address", []string{"10.244.2.11"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sb := newSandbox(t, caseNamed(t, "interactive"))
+			sb.run(t, InitScriptKey, 1)
+			pod := newPodLayout(sb.mc.Spec.Flux.Container.MountPath)
+			path := sb.mainBrokerTools(t, tc.addrs, 1, "10.244.2.11", 4)
+			res := sb.runStatus(t, WaitScriptKey(0), 1, "FAKE_FLUX_STATE=join", "FAKE_FLUX_RUN=14", "FAKE_FLUX_RUN_AGAIN=0.1", path)
+			log := readFile(t, filepath.Join(sb.dir, "flux.log"))
+			starts := strings.Count(log, "--- flux\nstart\n")
+			stopped := strings.Contains(res.stderr, "the main broker's pod was replaced; stopping this broker to join the new one")
+			if _, err := os.Stat(pod.Joined); err == nil {
+				t.Fatalf("the broker was marked joined: the test needs one that is not")
+			}
+			switch {
+			case tc.restarts && (starts != 2 || !stopped || strings.Count(log, "--config\n"+pod.MainConfigDir+"\n") != 1):
+				t.Errorf("started %d times (want 2, the second with the new pod's address), said it stops: %v:\n%s\n%s", starts, stopped, log, res.output)
+			case !tc.restarts && (starts != 1 || stopped):
+				t.Errorf("started %d times (want 1), said it stops: %v:\n%s", starts, stopped, res.output)
+			}
+			if res.code != 0 {
+				t.Errorf("exit %d:\n%s", res.code, res.output)
+			}
+		})
 	}
 }
 

@@ -46,7 +46,9 @@ run_broker() {
   broker_pid=$!
   set +m
 {{- if .Persistent}}
-  { watch_join && watch_main; } &
+  watch_join &
+  local joiner=$!
+  watch_main &
 {{- else}}
   watch_join &
 {{- end}}
@@ -63,8 +65,8 @@ run_broker() {
     sleep 1
   done
 {{- end}}
-  kill "${watcher}" 2> /dev/null || true
-  wait "${watcher}" 2> /dev/null || true
+  kill "${watcher}"{{if .Persistent}} "${joiner}"{{end}} 2> /dev/null || true
+  wait "${watcher}"{{if .Persistent}} "${joiner}"{{end}} 2> /dev/null || true
   # Stopped by a signal (the pod is deleted, evicted or its Job shrinks): exit {{.ExitPodRetry}} (128+SIGTERM)
   # whatever the broker's status. A pod that ends with 0 counts as a completed index of the
   # Indexed Job, which is then never replaced: a deleted broker pod of a persistent cluster would

@@ -6,7 +6,7 @@
 # deleted, while the Job's new pod of index 0 runs elsewhere: the name then resolves to both, and
 # flux connects to the first address, which may be the dead one, forever. So a worker starts its
 # broker with the address that answers when the name has more than one (main_config), and, in a
-# persistent cluster, a worker that has joined watches that it stays connected (watch_main).
+# persistent cluster, a worker watches that it stays connected (watch_main).
 main_name=""
 if [[ -r {{shq .Pod.MainBroker}} ]]; then
   main_name="$(< {{shq .Pod.MainBroker}})"
@@ -64,14 +64,18 @@ main_config() {
 }
 {{- if .Persistent}}
 
-# watch_main runs beside a worker's broker once it has joined: every 5 s it looks, in the pod's
-# TCP table and without starting a process, for the broker's connection to the main broker's
-# port. Gone for 10 s while an address of the main broker's name takes a connection: the main
-# broker's pod was replaced (the broker's connection to the old one timed out, and flux would
-# keep trying the old address), so this broker stops, and the script starts it again to join the
-# new one (the lead-returns marker, as when the main broker's pod says so itself).
+# watch_main runs beside a worker's broker from its start: every 5 s it looks, in the pod's TCP
+# table and without starting a process, for the broker's connection to the main broker's port.
+# Gone for 10 s while an address of the main broker's name takes a connection: the main broker's
+# pod was replaced (the broker's connection to the old one timed out, and flux would keep trying
+# the old address), so this broker stops, and the script starts it again to join the new one (the
+# lead-returns marker, as when the main broker's pod says so itself). Before this broker has
+# joined, no connection is also what a main broker that has not started yet looks like: then it
+# acts only when the name resolves to more than one address, the old pod's, Terminating on a node
+# that stopped answering, and the Job's new one, as main_config does at a start.
 watch_main() {
   local pause port lost=0 addr
+  local -a addrs
   if [[ "${index}" == "0" || -z "${main_name}" ]] || ! command -v getent > /dev/null || ! command -v timeout > /dev/null; then
     return 0
   fi
@@ -87,7 +91,11 @@ watch_main() {
     if ((lost < 2)); then
       continue
     fi
-    while read -r addr; do
+    mapfile -t addrs < <(main_addresses)
+    if [[ ! -e {{shq .Pod.Joined}} ]] && ((${#addrs[@]} < 2)); then
+      continue
+    fi
+    for addr in "${addrs[@]}"; do
       if takes_connection "${addr}" "${main_port}"; then
         echo "${host}: this broker has had no connection to the main broker for $((lost * 5 - 5))s, and ${addr} (${main_name}) answers: the main broker's pod was replaced; stopping this broker to join the new one" >&2
         touch {{shq .Pod.LeadReturns}}
@@ -103,7 +111,7 @@ watch_main() {
         kill -KILL -- "-${broker_pid}" 2> /dev/null || true
         return 0
       fi
-    done < <(main_addresses)
+    done
   done
 }
 

@@ -35,7 +35,17 @@ type nodeLossCase struct {
 	// deleted: the node never comes back and its Node is deleted, as an administrator does with a
 	// machine that is gone; otherwise it is powered on again once both sides settled.
 	deleted bool
+	// beforeJoin: the node goes before the workers' brokers have joined (they start theirs
+	// workerDelay after their pods, with the MiniCluster's commands.pre); otherwise once every rank
+	// is reachable and, of ours, every broker joined.
+	beforeJoin bool
 }
+
+// workerDelay is how long the workers of a beforeJoin case wait before they start their brokers:
+// long enough for the power-off to come first, once every pod runs, and short enough for them to
+// start while the main broker's name still resolves to its dead pod alone (the Job's new pod of
+// rank 0 comes with the eviction, about 45 s after the power-off on the test cluster).
+const workerDelay = 30 * time.Second
 
 // TestNodeLossSideBySide (make test-all) does each node-loss case to a MiniCluster of size 3 run by
 // the operator and to the same file rendered by us, on the same three added nodes with one power-off
@@ -61,6 +71,7 @@ func TestNodeLossSideBySide(t *testing.T) {
 		{name: "persistent worker lost then Node deleted", file: "interactive", deleted: true},
 		{name: "persistent rank 0 lost then node back", file: "interactive", rank0: true},
 		{name: "persistent rank 0 lost then Node deleted", file: "interactive", rank0: true, deleted: true},
+		{name: "persistent rank 0 lost before the workers joined then Node deleted", file: "interactive", rank0: true, deleted: true, beforeJoin: true},
 		{name: "batch worker lost then node back", file: "failed-command"},
 		{name: "batch worker lost then Node deleted", file: "failed-command", deleted: true},
 	}
@@ -96,6 +107,10 @@ func (c nodeLossCase) run(t *testing.T, i int) string {
 	if c.file == "failed-command" {
 		// Never ends by itself within the test; -N3 puts a task on every rank.
 		setCommand(t, dir, "command: COMMAND", "command: flux run -N3 -n3 sleep 600")
+	}
+	if c.beforeJoin {
+		// The operator's field, which both run in every pod before its broker starts.
+		setCommand(t, dir, "    - image: ubuntu:noble", fmt.Sprintf("    - image: ubuntu:noble\n      commands:\n        pre: '[ \"$JOB_COMPLETION_INDEX\" = 0 ] || sleep %.0f'", workerDelay.Seconds()))
 	}
 	file := filepath.Join(dir, "minicluster.yaml")
 	mc, _ := operatorMiniCluster(t, file)
@@ -140,13 +155,30 @@ func (c nodeLossCase) run(t *testing.T, i int) string {
 			mustKube(t, nil, "delete", "namespace", opNS, "--wait=false")
 		}
 	}
-	for _, s := range [][2]string{{ourNS, ourJob}, {opNS, opJob}} {
-		ranksReachable(t, s[0], s[1], 3, runningLimit)
+	if c.beforeJoin {
+		// Every pod runs (the workers in their commands.pre), and rank 0's broker has had a
+		// moment to start; the workers' brokers have not.
+		for _, s := range [][2]string{{ourNS, ourJob}, {opNS, opJob}} {
+			waitFor(t, "the 3 pods of Job "+s[1]+" running", runningLimit, func() (bool, string, error) {
+				var phases []string
+				for _, p := range pods(t, s[0], "batch.kubernetes.io/job-name="+s[1]) {
+					if p.Metadata.DeletionTimestamp == nil {
+						phases = append(phases, p.Status.Phase)
+					}
+				}
+				return len(phases) == 3 && !slices.ContainsFunc(phases, func(p string) bool { return p != "Running" }), fmt.Sprint(phases), nil
+			})
+		}
+		time.Sleep(5 * time.Second)
+	} else {
+		for _, s := range [][2]string{{ourNS, ourJob}, {opNS, opJob}} {
+			ranksReachable(t, s[0], s[1], 3, runningLimit)
+		}
+		// A MiniCluster that runs: every broker of ours joined (its rc1 done: a worker still in
+		// rc1 when its main broker goes is what beforeJoin tries), which rank 0 reaching every
+		// rank does not yet say.
+		brokersReady(t, ourNS, instance, 3, runningLimit)
 	}
-	// A MiniCluster that runs: every broker of ours joined (its rc1 done: a worker still in rc1
-	// when its main broker goes stays there, see docs/testing.md), which rank 0 reaching every rank
-	// does not yet say.
-	brokersReady(t, ourNS, instance, 3, runningLimit)
 
 	ranks := []string{"0"}
 	if !c.rank0 {

@@ -50,7 +50,9 @@ run_broker() {
   "$@" &
   broker_pid=$!
   set +m
-  { watch_join && watch_main; } &
+  watch_join &
+  local joiner=$!
+  watch_main &
   local watcher=$! status=0
   # wait returns early when a trapped signal arrives: wait again until the broker has exited,
   # then once more for its exit status.
@@ -58,8 +60,8 @@ run_broker() {
     wait "${broker_pid}" || true
   done
   wait "${broker_pid}" || status=$?
-  kill "${watcher}" 2> /dev/null || true
-  wait "${watcher}" 2> /dev/null || true
+  kill "${watcher}" "${joiner}" 2> /dev/null || true
+  wait "${watcher}" "${joiner}" 2> /dev/null || true
   # Stopped by a signal (the pod is deleted, evicted or its Job shrinks): exit 143 (128+SIGTERM)
   # whatever the broker's status. A pod that ends with 0 counts as a completed index of the
   # Indexed Job, which is then never replaced: a deleted broker pod of a persistent cluster would
@@ -211,7 +213,7 @@ watch_join() {
 # deleted, while the Job's new pod of index 0 runs elsewhere: the name then resolves to both, and
 # flux connects to the first address, which may be the dead one, forever. So a worker starts its
 # broker with the address that answers when the name has more than one (main_config), and, in a
-# persistent cluster, a worker that has joined watches that it stays connected (watch_main).
+# persistent cluster, a worker watches that it stays connected (watch_main).
 main_name=""
 if [[ -r /mnt/flux/config/run/main-broker ]]; then
   main_name="$(< /mnt/flux/config/run/main-broker)"
@@ -268,14 +270,18 @@ main_config() {
   done
 }
 
-# watch_main runs beside a worker's broker once it has joined: every 5 s it looks, in the pod's
-# TCP table and without starting a process, for the broker's connection to the main broker's
-# port. Gone for 10 s while an address of the main broker's name takes a connection: the main
-# broker's pod was replaced (the broker's connection to the old one timed out, and flux would
-# keep trying the old address), so this broker stops, and the script starts it again to join the
-# new one (the lead-returns marker, as when the main broker's pod says so itself).
+# watch_main runs beside a worker's broker from its start: every 5 s it looks, in the pod's TCP
+# table and without starting a process, for the broker's connection to the main broker's port.
+# Gone for 10 s while an address of the main broker's name takes a connection: the main broker's
+# pod was replaced (the broker's connection to the old one timed out, and flux would keep trying
+# the old address), so this broker stops, and the script starts it again to join the new one (the
+# lead-returns marker, as when the main broker's pod says so itself). Before this broker has
+# joined, no connection is also what a main broker that has not started yet looks like: then it
+# acts only when the name resolves to more than one address, the old pod's, Terminating on a node
+# that stopped answering, and the Job's new one, as main_config does at a start.
 watch_main() {
   local pause port lost=0 addr
+  local -a addrs
   if [[ "${index}" == "0" || -z "${main_name}" ]] || ! command -v getent > /dev/null || ! command -v timeout > /dev/null; then
     return 0
   fi
@@ -291,7 +297,11 @@ watch_main() {
     if ((lost < 2)); then
       continue
     fi
-    while read -r addr; do
+    mapfile -t addrs < <(main_addresses)
+    if [[ ! -e /mnt/flux/config/run/joined ]] && ((${#addrs[@]} < 2)); then
+      continue
+    fi
+    for addr in "${addrs[@]}"; do
       if takes_connection "${addr}" "${main_port}"; then
         echo "${host}: this broker has had no connection to the main broker for $((lost * 5 - 5))s, and ${addr} (${main_name}) answers: the main broker's pod was replaced; stopping this broker to join the new one" >&2
         touch /mnt/flux/config/run/lead-returns
@@ -307,7 +317,7 @@ watch_main() {
         kill -KILL -- "-${broker_pid}" 2> /dev/null || true
         return 0
       fi
-    done < <(main_addresses)
+    done
   done
 }
 

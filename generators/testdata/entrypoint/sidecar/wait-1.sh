@@ -196,7 +196,7 @@ watch_join() {
 # deleted, while the Job's new pod of index 0 runs elsewhere: the name then resolves to both, and
 # flux connects to the first address, which may be the dead one, forever. So a worker starts its
 # broker with the address that answers when the name has more than one (main_config), and, in a
-# persistent cluster, a worker that has joined watches that it stays connected (watch_main).
+# persistent cluster, a worker watches that it stays connected (watch_main).
 main_name=""
 if [[ -r /mnt/flux/config/run/main-broker ]]; then
   main_name="$(< /mnt/flux/config/run/main-broker)"
