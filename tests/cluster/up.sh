@@ -255,6 +255,33 @@ EOF
 say "coredns"
 start coredns "$NODE_BIN/coredns" -conf "$STATE/config/Corefile"
 wait_for coredns 60 curl -sf "http://127.0.0.1:$COREDNS_READY_PORT/ready"
+# The cluster DNS where clusters publish it: Service kube-system/kube-dns, labelled k8s-app=kube-dns
+# (kubeadm's and CoreDNS's own manifests), here without a selector and with an EndpointSlice that
+# names CoreDNS on the bridge address. The pods resolve through that address (the kubelets'
+# clusterDNS); what reads the cluster for its DNS (minicluster-fn check) finds it as on users'.
+kubectl apply -f - > /dev/null <<EOF
+apiVersion: v1
+kind: Service
+metadata: {name: kube-dns, namespace: kube-system, labels: {k8s-app: kube-dns}}
+spec:
+  ports:
+  - {name: dns, port: 53, protocol: UDP}
+  - {name: dns-tcp, port: 53, protocol: TCP}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: kube-dns-coredns
+  namespace: kube-system
+  labels: {kubernetes.io/service-name: kube-dns, endpointslice.kubernetes.io/managed-by: minicluster-fn-live}
+addressType: IPv4
+ports:
+- {name: dns, port: 53, protocol: UDP}
+- {name: dns-tcp, port: 53, protocol: TCP}
+endpoints:
+- addresses: [$BRIDGE_IP]
+  conditions: {ready: true}
+EOF
 
 # Pods need the namespace's ServiceAccount and kube-root-ca.crt before they can be created.
 wait_for kube-controller-manager 60 kubectl -n default get serviceaccount default
