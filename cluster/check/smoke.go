@@ -226,7 +226,7 @@ func smokeProgress(objs *status.Objects, mc *status.MiniCluster, size int32) pro
 		}
 	}
 	if p.failed == "" && p.done == 0 {
-		if j := keygenJob(objs, mc.KeygenJob); j != nil && jobFailed(j) {
+		if j := keygenJob(objs, mc.KeygenJob); status.JobCondition(j, batchv1.JobFailed) != nil {
 			p.failed = cmp.Or(mc.Reason, "keygen Job "+j.Name+" failed")
 		}
 	}
@@ -285,12 +285,6 @@ func keygenJob(objs *status.Objects, name string) *batchv1.Job {
 		}
 	}
 	return nil
-}
-
-func jobFailed(j *batchv1.Job) bool {
-	return slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool {
-		return c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue
-	})
 }
 
 // smokeDone says what a passed step saw.

@@ -208,7 +208,7 @@ func evictedAfter(p *corev1.Pod) string {
 // every pod has ended; one stuck Terminating on a node that stopped answering holds it, and with it
 // what GitOps engines and kubectl report of the Job.
 func (r *reasoner) endsWhenStuckPodFails() string {
-	if jobCondition(r.o.broker, batchv1.JobFailed) != nil {
+	if JobCondition(r.o.broker, batchv1.JobFailed) != nil {
 		return ""
 	}
 	for _, p := range r.o.leaving {

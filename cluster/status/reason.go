@@ -128,7 +128,7 @@ func (r *reasoner) keygenProblem() string {
 			}
 		}
 	}
-	if c := jobCondition(r.o.keygen, batchv1.JobFailed); c != nil {
+	if c := JobCondition(r.o.keygen, batchv1.JobFailed); c != nil {
 		return fmt.Sprintf("keygen Job %s failed: %s", r.o.keygen.Name, c.Message)
 	}
 	if r.o.keygen != nil && len(r.o.keygenPods) == 0 {
@@ -325,7 +325,7 @@ func (r *reasoner) failed() string {
 		}
 	}
 	for _, t := range []batchv1.JobConditionType{batchv1.JobFailed, batchv1.JobFailureTarget} {
-		if c := jobCondition(r.o.broker, t); c != nil {
+		if c := JobCondition(r.o.broker, t); c != nil {
 			return fmt.Sprintf("Job %s failed (%s): %s", r.o.broker.Name, c.Reason, c.Message)
 		}
 	}

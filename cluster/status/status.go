@@ -312,7 +312,8 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+// JobCondition is j's condition of type t when it is True, else nil (also for a nil j).
+func JobCondition(j *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
 	if j == nil {
 		return nil
 	}
@@ -330,7 +331,7 @@ func jobCondition(j *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondit
 // Job has not completed. A Secret given inline or by the user is not visible to the view role:
 // unknown until a broker pod shows it.
 func (g *group) certificate(o observation) Certificate {
-	if len(g.curve) > 0 || jobCondition(o.keygen, batchv1.JobComplete) != nil {
+	if len(g.curve) > 0 || JobCondition(o.keygen, batchv1.JobComplete) != nil {
 		return CertificatePresent
 	}
 	if slices.ContainsFunc(o.brokerPods, volumesMounted) {
@@ -367,9 +368,9 @@ func (o observation) classify() Phase {
 		return PhasePending
 	// FailureTarget and SuccessCriteriaMet come first: the Job controller adds Failed or Complete
 	// only once every pod has ended, which a pod stuck on a node that stopped answering never does.
-	case jobCondition(j, batchv1.JobFailed) != nil, jobCondition(j, batchv1.JobFailureTarget) != nil:
+	case JobCondition(j, batchv1.JobFailed) != nil, JobCondition(j, batchv1.JobFailureTarget) != nil:
 		return PhaseFailed
-	case jobCondition(j, batchv1.JobComplete) != nil, jobCondition(j, batchv1.JobSuccessCriteriaMet) != nil:
+	case JobCondition(j, batchv1.JobComplete) != nil, JobCondition(j, batchv1.JobSuccessCriteriaMet) != nil:
 		return PhaseSucceeded
 	case o.cert == CertificateMissing:
 		return PhaseWaitingForCertificate
