@@ -24,7 +24,7 @@ for image in "$@"; do
   fi
   for sock in $(node_socks); do
     if ! { [ -S "$sock" ] && "$NODE_BIN/ctr" --address "$sock" version > /dev/null 2>&1; }; then continue; fi
-    "$NODE_BIN/ctr" --address "$sock" -n k8s.io images import "$archive" >&2
+    import_archive "$sock" "$archive"
   done
   [ "$archive" = "$image" ] || rm -f "$archive"
   echo "load-image: imported $image" >&2

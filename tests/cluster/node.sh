@@ -182,7 +182,7 @@ case $cmd in
     mapfile -t refs < <("$NODE_BIN/ctr" --address "$CONTAINERD_SOCK" -n k8s.io images ls -q | grep -v '^sha256:')
     archive=$STATE/tmp/node-$i-images.tar
     "$NODE_BIN/ctr" --address "$CONTAINERD_SOCK" -n k8s.io images export "$archive" "${refs[@]}"
-    "$NODE_BIN/ctr" --address "$(node_sock "$i")" -n k8s.io images import "$archive" > /dev/null
+    import_archive "$(node_sock "$i")" "$archive"
     rm -f "$archive"
     start_node_kubelet "$i"
     trap - EXIT
