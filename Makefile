@@ -5,7 +5,10 @@ BIN := $(CURDIR)/bin
 VERSION ?= v0.1.0-dev
 # IMAGE_REPOSITORY:VERSION is the image `make image` tags and `minicluster-fn version` prints.
 IMAGE_REPOSITORY ?= ghcr.io/minicluster-fn/minicluster-fn
+# The commit the binary says it was built from (`minicluster-fn version`); empty outside git.
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -s -w -X github.com/minicluster-fn/minicluster-fn/internal/version.Version=$(VERSION) \
+  -X github.com/minicluster-fn/minicluster-fn/internal/version.Commit=$(COMMIT) \
   -X github.com/minicluster-fn/minicluster-fn/internal/version.ImageRepository=$(IMAGE_REPOSITORY)
 KUSTOMIZE_VERSION := v5.8.2
 KUSTOMIZE := $(BIN)/kustomize

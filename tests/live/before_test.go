@@ -51,7 +51,8 @@ var loadBefore = sync.OnceValues(func() (*beforeCode, error) {
 	if err != nil {
 		return nil, err
 	}
-	version, image, _ := strings.Cut(strings.TrimSpace(string(out)), "\nkeygen image: ")
+	head, image, _ := strings.Cut(strings.TrimSpace(string(out)), "\nkeygen image: ")
+	version, _, _ := strings.Cut(head, "\n")
 	if image == "" || strings.Contains(image, "\n") {
 		return nil, fmt.Errorf("%s version printed no keygen image:\n%s", fn, out)
 	}
