@@ -19,6 +19,7 @@ export GOTOOLCHAIN := local
 export GOFLAGS := -buildvcs=false
 
 .PHONY: all deps build run check test test-all hygiene unit race integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
+  release release-test \
   cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down argocd-up argocd-down argocd-components operator-up operator-down live bench-live bench-sidebyside \
   bench-keygen-before-after
 
@@ -72,7 +73,7 @@ check: lint unit
 ## run one after another (lint and unit are make check) and end with the phase report
 ## (tests/phases/run.sh): each step's, build's, test package's and live test's seconds, also when a
 ## step fails.
-TEST_STEPS := deps hygiene lint unit race bench-once integration operator-diff container-test-if-podman fuzz live
+TEST_STEPS := deps hygiene lint unit race bench-once integration operator-diff container-test-if-podman release-test fuzz live
 test:
 	@MAKE='$(MAKE)' bash tests/phases/run.sh 'make test' $(TEST_STEPS)
 
@@ -225,6 +226,20 @@ LIVE_PARALLEL ?= 4
 live: build bin/kustomize bin/kpt
 	cd tests/live && MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) MINICLUSTER_FN_LIVE_PARALLEL=$(LIVE_PARALLEL) \
 	  ../cluster/with-cluster.sh $(GO) test -count=1 -parallel 256 -timeout 75m -v ./...
+
+## release: the release of VERSION (a semantic version with a leading v) from the commit checked
+## out, into dist/ (replaced): the binaries for linux and darwin on amd64 and arm64 in .tar.gz
+## archives, a CycloneDX SBOM of each, the linux/amd64 and linux/arm64 image in an OCI archive,
+## checksums.txt. Reproducible: every timestamp is the commit's (tools/release; docs/releasing.md)
+release:
+	@case '$(VERSION)' in *-dev) echo "release: VERSION=$(VERSION) is a development version; say which release: make release VERSION=vX.Y.Z" >&2; exit 2;; esac
+	cd tools/release && $(GO) run . -version '$(VERSION)' -commit "$$(git rev-parse HEAD)" -date "$$(git log -1 --format=%ct)" \
+	  -image-repository '$(IMAGE_REPOSITORY)' -repo $(CURDIR) -dist $(CURDIR)/dist
+
+## release-test: make release's tests (tools/release): the platforms and static binaries, the
+## checksums, the SBOMs, the image's platforms and labels, and two releases byte for byte the same
+release-test:
+	cd tools/release && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## bench-once: every Go benchmark once, so they keep compiling and running (no timings asserted)
 bench-once:
