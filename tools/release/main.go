@@ -46,8 +46,8 @@ import (
 )
 
 const (
-	project    = "minicluster-fn"
-	mainPkg    = "./cmd/minicluster-fn"
+	project = "minicluster-fn"
+	mainPkg = "./cmd/minicluster-fn"
 	// The binary's path in the image, and the user it runs as (nobody, which kustomize asks for
 	// when it runs a container function), as the Containerfile of make image has them.
 	imageBinary = "usr/local/bin/minicluster-fn"
