@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := $(CURDIR)/bin
-VERSION ?= v0.1.0-dev
+VERSION ?= v0.2.0-dev
 # IMAGE_REPOSITORY:VERSION is the image `make image` tags and `minicluster-fn version` prints.
 IMAGE_REPOSITORY ?= ghcr.io/minicluster-fn/minicluster-fn
 # The commit the binary says it was built from (`minicluster-fn version`); empty outside git.

@@ -36,7 +36,10 @@
 # against what OUT_DIR held (`minicluster-fn diff --rendered`): unchanged, resized in place,
 # replaced, new certificate, added, removed, ...
 #
-# Environment: MINICLUSTER_FN, the minicluster-fn binary (default: minicluster-fn on PATH).
+# Environment: MINICLUSTER_FN, the minicluster-fn binary (default: minicluster-fn on PATH). Pin its
+# version in CI (docs/upgrading.md): the script prints which version renders, and OUT_DIR's
+# kustomization.yaml records it ("# Rendered by minicluster-fn vX.Y.Z"), so the commit that an
+# upgrade makes says so.
 #
 # Example (GitHub Actions or any CI), run in your GitOps repository (the one that holds your
 # MiniClusters and that Flux CD reads), from its top directory, committing the result; copy this
@@ -103,6 +106,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "${tmp}"' EXIT
 mkdir "${tmp}/out"
 
+# Which version renders: its first line, "minicluster-fn vX.Y.Z".
+rendered_by=$("${fn}" version | head -n1)
+echo "render.sh: rendering with ${rendered_by} ($(command -v "${fn}"))" >&2
+
 # minicluster-fn validates every MiniCluster of the sources in one run (so it also refuses two
 # MiniClusters that would generate the same object) and prints "ok: FILE: MiniCluster/NAME" for
 # each. It, not a text pattern, decides which files under a directory hold MiniClusters: a file
@@ -144,6 +151,7 @@ done
 {
   echo "${generated}"
   echo "# From: ${sources[*]}"
+  echo "# Rendered by ${rendered_by}"
   echo "apiVersion: kustomize.config.k8s.io/v1beta1"
   echo "kind: Kustomization"
   echo "resources:"

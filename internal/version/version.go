@@ -6,7 +6,7 @@ import "runtime"
 // Version is the release of this build, a semantic version with a leading v, set with
 // -ldflags "-X github.com/minicluster-fn/minicluster-fn/internal/version.Version=v0.1.0".
 // A build from source between releases is the next release's -dev (make build's default).
-var Version = "v0.1.0-dev"
+var Version = "v0.2.0-dev"
 
 // Commit is the git commit the build was made from, set with -ldflags by make build and make
 // release (the Makefile sets GOFLAGS=-buildvcs=false, so Go records none itself); empty where

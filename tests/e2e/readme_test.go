@@ -142,6 +142,10 @@ const readmeFirstScreensEnd = "\n## With Flux CD\n"
 // does not run, and why. A command of the README that is neither run nor listed here fails the
 // test, and so does an entry that is no longer in the README.
 var readmeNotRunHere = map[string]string{
+	"curl -fsSLO https://github.com/minicluster-fn/minicluster-fn/releases/download/v0.1.0/minicluster-fn_0.1.0_linux_amd64.tar.gz": "downloads a published release; make release-test checks the archives make release writes",
+	"curl -fsSLO https://github.com/minicluster-fn/minicluster-fn/releases/download/v0.1.0/checksums.txt":                           "downloads a published release; make release-test checks checksums.txt",
+	"sha256sum --check --ignore-missing checksums.txt":                                                                              "needs the downloaded release; tools/release's TestChecksums runs sha256sum --check on the checksums.txt make release writes",
+	"tar -xzf minicluster-fn_0.1.0_linux_amd64.tar.gz && install minicluster-fn_0.1.0_linux_amd64/minicluster-fn ~/.local/bin/":     "needs the downloaded release and writes into the user's home; tools/release's TestArchives and TestBinaryVersion read the archives and run the binary",
 	"make image": "needs podman and runc; make container-test runs it",
 	"make build image IMAGE_REPOSITORY=registry.example.com/hpc/minicluster-fn VERSION=v0.1.0":           "needs podman; make container-test builds the image with make image",
 	"podman push registry.example.com/hpc/minicluster-fn:v0.1.0":                                         "pushes to the user's own registry (registry.example.com stands for it)",

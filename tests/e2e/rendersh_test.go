@@ -29,8 +29,18 @@ func TestRenderScriptOutputBuilds(t *testing.T) {
 	}
 	env := append(os.Environ(), "MINICLUSTER_FN="+fnBinary(t))
 	script := filepath.Join(repoRoot(t), "examples", "fluxcd", "render.sh")
-	if res := runEnv(t, nil, work, env, "bash", script, out, src); res.code != 0 {
-		t.Fatalf("render.sh: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	first := runEnv(t, nil, work, env, "bash", script, out, src)
+	if first.code != 0 {
+		t.Fatalf("render.sh: exit %d\n%s%s", first.code, first.stdout, first.stderr)
+	}
+	// It says which version rendered, on stderr and in the kustomization.yaml it commits.
+	v := runEnv(t, nil, work, nil, fnBinary(t), "version")
+	renderedBy, _, _ := strings.Cut(string(v.stdout), "\n")
+	if !strings.HasPrefix(renderedBy, "minicluster-fn v") || !strings.Contains(string(first.stderr), "render.sh: rendering with "+renderedBy+" (") {
+		t.Errorf("render.sh does not say it renders with %q:\n%s", renderedBy, first.stderr)
+	}
+	if k, err := os.ReadFile(filepath.Join(out, "kustomization.yaml")); err != nil || !strings.Contains(string(k), "\n# Rendered by "+renderedBy+"\n") {
+		t.Errorf("%s/kustomization.yaml does not record %q (%v):\n%s", out, renderedBy, err, k)
 	}
 	res := kustomizeBuild(t, out)
 	if res.code != 0 {
