@@ -1,0 +1,432 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/minicluster-fn/minicluster-fn/impact"
+)
+
+// The upgrade guard (docs/releasing.md, "The upgrade guard"): the renders of the examples and of
+// the corpus by the last release are recorded under lastReleaseDir; each change's renders are
+// compared with them by diff's impact logic (impact.RenderedSets and impact.Compare, what
+// `diff --rendered` runs). A change that would make an upgrade replace a broker Job (a running
+// MiniCluster restarts, a completed one runs again), give a MiniCluster a new certificate, remove
+// its objects, or no longer render a file fails make check, unless CHANGELOG.md's Unreleased
+// section declares that impact under "### Upgrade impact".
+
+var updateLastRelease = flag.Bool("update-last-release", false,
+	"record the current renders as the last release's, under "+lastReleaseDir+" (when cutting a release: docs/releasing.md)")
+
+const lastReleaseDir = "testdata/last-release"
+
+// upgradeImpacts are the impacts that an upgrade must not have unless the changelog declares
+// them, by the slug that declares them.
+var upgradeImpacts = map[string]string{
+	impact.Replaced.Slug():       "the broker Job is replaced: a running MiniCluster restarts, a completed one runs its command again",
+	impact.NewCertificate.Slug(): "the brokers get a new certificate: every broker restarts with a new key",
+	impact.Removed.Slug():        "its objects are pruned",
+	noLongerRenders:              "it no longer renders: the engine stops syncing it",
+}
+
+const noLongerRenders = "no-longer-renders"
+
+// upgradeInput is a MiniCluster file the guard renders, by its key in lastReleaseDir.
+type upgradeInput struct{ key, path string }
+
+// upgradeInputs are the examples' MiniCluster files, and the corpus's when ../shared is there.
+func upgradeInputs(t *testing.T) (inputs []upgradeInput, haveCorpus bool) {
+	t.Helper()
+	root := repoRoot(t)
+	err := filepath.WalkDir(filepath.Join(root, "examples"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if regexp.MustCompile(`(?m)^kind: MiniCluster\s*$`).Match(b) {
+			rel, _ := filepath.Rel(root, p)
+			inputs = append(inputs, upgradeInput{filepath.ToSlash(rel), p})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inputs) == 0 {
+		t.Fatal("no MiniCluster file under examples/")
+	}
+	dir := os.Getenv("MINICLUSTER_FN_CORPUS")
+	if dir == "" {
+		dir = filepath.Join(root, "..", "shared", "corpus", "flux-operator-examples")
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return inputs, false
+	}
+	_, files := corpusFiles(t)
+	for _, f := range files {
+		rel, _ := filepath.Rel(dir, f)
+		inputs = append(inputs, upgradeInput{"corpus/" + filepath.ToSlash(rel), f})
+	}
+	return inputs, true
+}
+
+// renderFingerprints renders each input with the binary, in parallel, and returns its
+// fingerprint by key; an input that does not render has none.
+func renderFingerprints(t *testing.T, fnBin string, inputs []upgradeInput) map[string][]byte {
+	t.Helper()
+	out := make([][]byte, len(inputs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for i, in := range inputs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res := run(t, nil, "", fnBin, "render", in.path)
+			if res.code != 0 {
+				return
+			}
+			fp, err := fingerprint(res.stdout)
+			if err != nil {
+				t.Errorf("%s: %v", in.key, err)
+				return
+			}
+			out[i] = fp
+		})
+	}
+	wg.Wait()
+	fps := map[string][]byte{}
+	for i, in := range inputs {
+		if out[i] != nil {
+			fps[in.key] = out[i]
+		}
+	}
+	return fps
+}
+
+// fingerprint is a render with every string it holds replaced by a digest of it, but for the
+// objects' identity (apiVersion, kind, metadata) and names (values of name, secretName,
+// claimName, serviceAccountName, subdomain, serviceName: the references between objects). Two
+// fingerprints differ where the renders do, and impact classifies them as it classifies the
+// renders, while the recorded fingerprints of the corpus hold none of its text (commands,
+// images, scripts), which the repository must not copy.
+func fingerprint(render []byte) ([]byte, error) {
+	var out bytes.Buffer
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(render)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out.Bytes(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var obj map[string]any
+		if err := sigsyaml.Unmarshal(doc, &obj); err != nil {
+			return nil, err
+		}
+		if obj == nil {
+			continue
+		}
+		for k, v := range obj {
+			if k != "apiVersion" && k != "kind" && k != "metadata" {
+				obj[k] = digestStrings(v)
+			}
+		}
+		b, err := sigsyaml.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		out.WriteString("---\n")
+		out.Write(b)
+	}
+}
+
+var nameKeys = []string{"name", "secretName", "claimName", "serviceAccountName", "subdomain", "serviceName"}
+
+func digestStrings(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if s, ok := e.(string); ok && slices.Contains(nameKeys, k) {
+				v[k] = s
+				continue
+			}
+			v[k] = digestStrings(e)
+		}
+		return v
+	case []any:
+		for i, e := range v {
+			v[i] = digestStrings(e)
+		}
+		return v
+	case string:
+		return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(v)))[:23]
+	}
+	return v
+}
+
+// upgradeProblem is a MiniCluster that an upgrade would change in a way the changelog must
+// declare.
+type upgradeProblem struct {
+	key, miniCluster, slug, detail string
+}
+
+// upgradeProblems compares the current fingerprints with the last release's, input by input (the
+// inputs' MiniClusters share names, each file stands alone), and returns what the guard watches
+// for. Inputs the last release did not render are new: nothing to upgrade.
+func upgradeProblems(last, current map[string][]byte, keys []string) ([]upgradeProblem, error) {
+	var problems []upgradeProblem
+	for _, key := range keys {
+		before, ok := last[key]
+		if !ok {
+			continue
+		}
+		after, ok := current[key]
+		if !ok {
+			problems = append(problems, upgradeProblem{key, "", noLongerRenders, "the last release rendered it; this code refuses it"})
+			continue
+		}
+		old, err := impact.RenderedSets([]impact.RenderedFile{{Path: key, Data: before}})
+		if err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", lastReleaseDir, key, err)
+		}
+		new, err := impact.RenderedSets([]impact.RenderedFile{{Path: key, Data: after}})
+		if err != nil {
+			return nil, fmt.Errorf("%s (current render): %w", key, err)
+		}
+		for _, r := range impact.Compare(old, new) {
+			if _, watched := upgradeImpacts[r.Impact.Slug()]; watched {
+				problems = append(problems, upgradeProblem{key, r.ID(), r.Impact.Slug(), r.Effect})
+			}
+		}
+	}
+	return problems, nil
+}
+
+// declaredUpgradeImpacts reads the impacts that CHANGELOG.md's Unreleased section declares: the
+// items of its "### Upgrade impact" list, each starting with an impact's slug in backquotes
+// ("- `replaced` every MiniCluster: ...").
+func declaredUpgradeImpacts(changelog string) ([]string, error) {
+	_, rest, ok := strings.Cut(changelog, "\n## [Unreleased]\n")
+	if !ok {
+		return nil, errors.New("CHANGELOG.md has no \"## [Unreleased]\" section")
+	}
+	unreleased, _, _ := strings.Cut(rest, "\n## [")
+	_, list, ok := strings.Cut(unreleased, "\n### Upgrade impact\n")
+	if !ok {
+		return nil, nil
+	}
+	list, _, _ = strings.Cut(list, "\n### ")
+	var slugs []string
+	for _, m := range regexp.MustCompile("(?m)^- `([a-z-]+)`").FindAllStringSubmatch(list, -1) {
+		if _, known := upgradeImpacts[m[1]]; !known {
+			return nil, fmt.Errorf("CHANGELOG.md, Unreleased, Upgrade impact: unknown impact `%s`: one of %s", m[1], strings.Join(slices.Sorted(maps.Keys(upgradeImpacts)), ", "))
+		}
+		slugs = append(slugs, m[1])
+	}
+	return slugs, nil
+}
+
+// upgradeGuard fails on the problems whose impact the changelog does not declare, naming the
+// MiniClusters and pointing at CHANGELOG.md.
+func upgradeGuard(lastVersion string, problems []upgradeProblem, changelog string) error {
+	declared, err := declaredUpgradeImpacts(changelog)
+	if err != nil {
+		return err
+	}
+	var lines []string
+	undeclared := map[string]bool{}
+	for _, p := range problems {
+		if slices.Contains(declared, p.slug) {
+			continue
+		}
+		undeclared[p.slug] = true
+		what := p.key
+		if p.miniCluster != "" {
+			what += ": MiniCluster " + p.miniCluster
+		}
+		lines = append(lines, fmt.Sprintf("  %s: %s (%s)", what, p.slug, p.detail))
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	var slugs []string
+	for _, s := range slices.Sorted(maps.Keys(upgradeImpacts)) {
+		if undeclared[s] {
+			slugs = append(slugs, "`"+s+"`")
+		}
+	}
+	return fmt.Errorf("upgrading from %s to this code, with no edit of the MiniClusters, would restart or change running clusters:\n%s\n"+
+		"Running MiniClusters would restart (completed ones run again) when users upgrade. Keep the render of an unchanged MiniCluster "+
+		"the same, or declare it in CHANGELOG.md: under \"## [Unreleased]\", a \"### Upgrade impact\" item per impact, starting with %s, "+
+		"that says which MiniClusters change and how (docs/releasing.md, \"The upgrade guard\")",
+		lastVersion, strings.Join(lines, "\n"), strings.Join(slugs, ", "))
+}
+
+// TestUpgradeGuard: this code's renders of the examples and the corpus against the last
+// release's.
+func TestUpgradeGuard(t *testing.T) {
+	fnBin := fnBinary(t)
+	inputs, haveCorpus := upgradeInputs(t)
+	current := renderFingerprints(t, fnBin, inputs)
+	dir := filepath.Join(repoRoot(t), "tests", "e2e", lastReleaseDir)
+	if *updateLastRelease {
+		recordLastRelease(t, fnBin, dir, current, haveCorpus)
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "VERSION"))
+	if err != nil {
+		t.Fatalf("no record of the last release's renders (%v): go test ./tests/e2e -run TestUpgradeGuard -update-last-release", err)
+	}
+	lastVersion := strings.TrimSpace(string(b))
+	last := map[string][]byte{}
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Base(p) == "VERSION" {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, err := os.ReadFile(p)
+		last[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, in := range inputs {
+		keys = append(keys, in.key)
+	}
+	if !haveCorpus {
+		t.Logf("../shared/corpus not found: the guard compares the examples only, SKIPPED for the corpus")
+	}
+	problems, err := upgradeProblems(last, current, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changelog, err := os.ReadFile(filepath.Join(repoRoot(t), "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := upgradeGuard(lastVersion, problems, string(changelog)); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d MiniCluster files compared with the renders of %s: %d restarting changes, each declared in CHANGELOG.md", len(keys), lastVersion, len(problems))
+}
+
+// recordLastRelease writes the fingerprints as the last release's renders, with the version the
+// binary says.
+func recordLastRelease(t *testing.T, fnBin, dir string, fps map[string][]byte, haveCorpus bool) {
+	t.Helper()
+	if !haveCorpus {
+		t.Fatal("-update-last-release needs ../shared/corpus: the record must hold the corpus's renders too")
+	}
+	v := run(t, nil, "", fnBin, "version", "-o", "json")
+	var info struct{ Version string }
+	if err := sigsyaml.Unmarshal(v.stdout, &info); err != nil || info.Version == "" {
+		t.Fatalf("%s version -o json: %v\n%s", fnBin, err, v.stdout)
+	}
+	if strings.HasSuffix(info.Version, "-dev") {
+		t.Fatalf("%s is a development build (%s): record the renders of a release, built with make build VERSION=vX.Y.Z", fnBin, info.Version)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for key, fp := range fps {
+		p := filepath.Join(dir, filepath.FromSlash(key))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, fp, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "VERSION"), []byte(info.Version+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("recorded %d renders of %s under %s", len(fps), info.Version, dir)
+}
+
+// TestUpgradeGuardDeclared: the guard fails on a restarting change that CHANGELOG.md's
+// Unreleased section does not declare, naming the MiniCluster and pointing at CHANGELOG.md, and
+// passes once it does. The change is a real render's: hello-world with another Flux view image
+// (jammy for the default noble), as a release that changed the default view image would render it.
+func TestUpgradeGuardDeclared(t *testing.T) {
+	fnBin := fnBinary(t)
+	src := filepath.Join(repoRoot(t), "examples", "hello-world", "minicluster.yaml")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := filepath.Join(t.TempDir(), "minicluster.yaml")
+	doc := strings.Replace(string(b), "\nspec:\n", "\nspec:\n  flux:\n    container:\n      image: ghcr.io/converged-computing/flux-view-ubuntu:tag-jammy\n", 1)
+	if doc == string(b) {
+		t.Fatal("hello-world has no spec: line to edit")
+	}
+	if err := os.WriteFile(edited, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const key = "examples/hello-world/minicluster.yaml"
+	before := renderFingerprints(t, fnBin, []upgradeInput{{key, src}})
+	after := renderFingerprints(t, fnBin, []upgradeInput{{key, edited}})
+	if before[key] == nil || after[key] == nil {
+		t.Fatal("hello-world did not render")
+	}
+	problems, err := upgradeProblems(before, after, []string{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) != 1 || problems[0].slug != impact.Replaced.Slug() {
+		t.Fatalf("problems %+v, want hello-world's broker Job replaced", problems)
+	}
+
+	head := "# Changelog\n\n## [Unreleased]\n"
+	released := "\n## [0.1.0] - 2026-12-06\n\n### Upgrade impact\n- `replaced` every MiniCluster.\n"
+	declared := "\n### Upgrade impact\n- `replaced` every MiniCluster: the default Flux view image is newer. Running MiniClusters restart; completed ones still in Git run their command again.\n"
+	for _, c := range []struct {
+		name, changelog, fails string
+	}{
+		{"undeclared", head + released, key + ": MiniCluster flux-sample: replaced"},
+		{"declared", head + declared + released, ""},
+		{"declared under another heading", head + "\n### Changed\n- `replaced` every MiniCluster.\n" + released, "CHANGELOG.md"},
+		{"unknown impact", head + "\n### Upgrade impact\n- `restarted` every MiniCluster.\n", "unknown impact `restarted`"},
+		{"no Unreleased section", "# Changelog\n" + released, `no "## [Unreleased]" section`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := upgradeGuard("v0.1.0", problems, c.changelog)
+			switch {
+			case c.fails == "" && err != nil:
+				t.Errorf("the guard fails on a declared change: %v", err)
+			case c.fails != "" && (err == nil || !strings.Contains(err.Error(), c.fails)):
+				t.Errorf("the guard's error %v does not say %q", err, c.fails)
+			}
+		})
+	}
+
+	// A file that no longer renders is a problem too.
+	gone, err := upgradeProblems(before, map[string][]byte{}, []string{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gone) != 1 || gone[0].slug != noLongerRenders {
+		t.Errorf("problems %+v, want hello-world no longer renders", gone)
+	}
+}
