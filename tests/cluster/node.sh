@@ -171,6 +171,12 @@ case $cmd in
     trap '[ $? = 0 ] || { echo "node: adding node $i failed; removing it" >&2; "$0" remove "$i" >&2 || true; }' EXIT
     rm -rf "$dir"
     node_dirs "$dir"
+    # A bridge of that name is what an earlier cluster of this state dir left (a node it could not
+    # remove whole): ip link add would fail on it.
+    if ip link show "$(node_bridge "$i")" > /dev/null 2>&1; then
+      say "removing bridge $(node_bridge "$i"), left by an earlier cluster"
+      ip link delete "$(node_bridge "$i")"
+    fi
     node_network "$dir" "$(node_bridge "$i")" "$(node_ip "$i")" "$CNI_NETWORK-$i"
     make_cgroups "$(node_cgroup "$i")"
     make_cert "kubelet-n$i" "/O=system:nodes/CN=system:node:$name" clientAuth
@@ -228,7 +234,9 @@ case $cmd in
     reconnect "$i"
     # What its pods and containerd left: the bridge's ports go with their network namespaces, which
     # down.sh removes with every other pod network namespace; mounts under its directory.
-    findmnt -rn -o TARGET | grep -F "$dir/" | sort -r | while read -r m; do
+    # grep finds none where the node never ran a pod (an add that failed early): with pipefail,
+    # that must not end the removal here, before the bridge and the record are gone.
+    { findmnt -rn -o TARGET | grep -F "$dir/" || true; } | sort -r | while read -r m; do
       umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || say "cannot unmount $m"
     done
     remove_cgroups "$(node_cgroup "$i")"
