@@ -12,6 +12,7 @@ package outputcheck
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"maps"
 	"os"
@@ -271,10 +272,19 @@ var shellcheckExclusions = []string{
 // Shellcheck runs shellcheck (style level, every optional check but the exclusions above) once
 // over all the scripts (name -> text, e.g. from Scripts) and returns one error per finding. Each
 // is checked in the dialect its first line names (#!/bin/bash or #!/bin/sh). Identical texts are
-// checked once.
+// checked once, and so is a text across runs: shellcheck's result is a function of its version,
+// its options and the text alone, so a text it found nothing in is remembered as clean in the
+// user's cache directory (shellcheckMemo) and not checked again by the same shellcheck with the
+// same options. Findings are never remembered. The generated scripts are about 90 texts of some
+// 10 KB, which shellcheck takes about a second each to check.
 func Shellcheck(scripts map[string]string) ([]error, error) {
 	if _, err := os.Stat(ShellcheckPath); err != nil {
 		return nil, fmt.Errorf("shellcheck is not installed at %s (apt-get install -y shellcheck): %w", ShellcheckPath, err)
+	}
+	options := []string{"--severity=style", "--format=gcc", "--norc", "--exclude=" + strings.Join(shellcheckExclusions, ",")}
+	memo, err := newShellcheckMemo(options)
+	if err != nil {
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "outputcheck-shellcheck-")
 	if err != nil {
@@ -286,38 +296,89 @@ func Shellcheck(scripts map[string]string) ([]error, error) {
 		byText[text] = append(byText[text], name)
 	}
 	files := map[string][]string{} // file -> script names
+	texts := map[string]string{}   // file -> text
 	var args []string
 	for text, names := range byText {
+		if memo.clean(text) {
+			continue
+		}
 		slices.Sort(names)
 		f := filepath.Join(dir, fmt.Sprintf("%04d.sh", len(args)))
 		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
 			return nil, err
 		}
-		files[f] = names
+		files[f], texts[f] = names, text
 		args = append(args, f)
 	}
+	if len(args) == 0 {
+		return nil, nil
+	}
 	slices.Sort(args)
-	args = append([]string{"--severity=style", "--format=gcc", "--norc",
-		"--exclude=" + strings.Join(shellcheckExclusions, ",")}, args...)
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(ShellcheckPath, args...)
+	cmd := exec.Command(ShellcheckPath, append(slices.Clone(options), args...)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
 	if stderr.Len() > 0 {
 		return nil, fmt.Errorf("shellcheck: %v: %s", err, stderr.String())
 	}
 	var findings []error
+	found := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
 		if line == "" {
 			continue
 		}
 		f, rest, _ := strings.Cut(line, ":")
+		found[f] = true
 		findings = append(findings, fmt.Errorf("%s:%s", strings.Join(files[f], ", "), rest))
 	}
 	if err != nil && len(findings) == 0 {
 		return nil, fmt.Errorf("shellcheck failed without findings: %v", err)
 	}
+	for _, f := range args {
+		if !found[f] {
+			memo.remember(texts[f])
+		}
+	}
 	return findings, nil
+}
+
+// shellcheckMemo remembers the texts a shellcheck found nothing in, as empty files named by the
+// SHA-256 of its version, its options and the text, under the user's cache directory. Where
+// there is no cache directory it remembers nothing.
+type shellcheckMemo struct {
+	dir, key string
+}
+
+func newShellcheckMemo(options []string) (*shellcheckMemo, error) {
+	version, err := exec.Command(ShellcheckPath, "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("shellcheck --version: %w", err)
+	}
+	m := &shellcheckMemo{key: string(version) + "\x00" + strings.Join(options, "\x00") + "\x00"}
+	if cache, err := os.UserCacheDir(); err == nil {
+		m.dir = filepath.Join(cache, "minicluster-fn-tests", "shellcheck-clean")
+	}
+	return m, nil
+}
+
+func (m *shellcheckMemo) path(text string) string {
+	return filepath.Join(m.dir, fmt.Sprintf("%x", sha256.Sum256([]byte(m.key+text))))
+}
+
+func (m *shellcheckMemo) clean(text string) bool {
+	if m.dir == "" {
+		return false
+	}
+	_, err := os.Stat(m.path(text))
+	return err == nil
+}
+
+// remember records a clean text; a cache that cannot be written only costs the next run time.
+func (m *shellcheckMemo) remember(text string) {
+	if m.dir == "" || os.MkdirAll(m.dir, 0o755) != nil {
+		return
+	}
+	_ = os.WriteFile(m.path(text), nil, 0o644)
 }
 
 // printsCurve matches a script line that would print the certificate: a shell command, or a Python

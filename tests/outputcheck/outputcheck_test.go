@@ -1,6 +1,7 @@
 package outputcheck_test
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -163,12 +164,22 @@ func TestExpandHostlist(t *testing.T) {
 	}
 }
 
+// TestShellcheckReportsFindings: a finding is reported on every run, also once the clean text
+// beside it is remembered (in a cache directory of the test's own).
 func TestShellcheckReportsFindings(t *testing.T) {
-	findings, err := outputcheck.Shellcheck(map[string]string{"bad.sh": "#!/bin/bash\necho $1\n", "good.sh": "#!/bin/bash\necho \"$1\"\n"})
-	if err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	if len(findings) != 1 || !strings.Contains(findings[0].Error(), "bad.sh:2:") || !strings.Contains(findings[0].Error(), "SC2086") {
-		t.Errorf("findings = %v, want SC2086 in bad.sh line 2", findings)
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	for run := 1; run <= 2; run++ {
+		findings, err := outputcheck.Shellcheck(map[string]string{"bad.sh": "#!/bin/bash\necho $1\n", "good.sh": "#!/bin/bash\necho \"$1\"\n"})
+		if err != nil {
+			t.Skipf("SKIPPED: %v", err)
+		}
+		if len(findings) != 1 || !strings.Contains(findings[0].Error(), "bad.sh:2:") || !strings.Contains(findings[0].Error(), "SC2086") {
+			t.Errorf("run %d: findings = %v, want SC2086 in bad.sh line 2", run, findings)
+		}
+		remembered, _ := filepath.Glob(filepath.Join(cache, "minicluster-fn-tests", "shellcheck-clean", "*"))
+		if len(remembered) != 1 {
+			t.Errorf("run %d: %d texts remembered as clean, want good.sh's only", run, len(remembered))
+		}
 	}
 }
