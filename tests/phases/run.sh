@@ -71,14 +71,6 @@ restore_thp() {
   thp_before=""
 }
 
-# Go's garbage collector at GOGC=400 for every Go process of the run, unless GOGC is set: the
-# compilers and linkers of a cold run (most of its CPU), the tests, and the live cluster's daemons.
-# Each heap grows up to five times its live size between collections instead of twice, memory this
-# 24 GiB machine has to spare, and collects less often: a cold `go build -o /dev/null` (empty
-# GOCACHE) of cmd/minicluster-fn took 49-61 s wall at 400 against 62-77 s at 100, of kpt 141 s
-# against 162 s (257 CPU-s against 296, peak RSS 1.1 GB against 1.0; docs/testing.md).
-export GOGC=${GOGC:-400}
-
 # The report ends every run: one that a step fails, and one that is interrupted.
 status=0
 begin=$(now)
