@@ -295,7 +295,7 @@ func TestUpgradeGuard(t *testing.T) {
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "VERSION"))
 	if err != nil {
-		t.Fatalf("no record of the last release's renders (%v): go test ./tests/e2e -run TestUpgradeGuard -update-last-release", err)
+		t.Fatalf("no record of the last release's renders (%v): go test ./tests/e2e -run '^TestUpgrade' -args -update-last-release", err)
 	}
 	lastVersion := strings.TrimSpace(string(b))
 	last := map[string][]byte{}
@@ -428,5 +428,55 @@ func TestUpgradeGuardDeclared(t *testing.T) {
 	}
 	if len(gone) != 1 || gone[0].slug != noLongerRenders {
 		t.Errorf("problems %+v, want hello-world no longer renders", gone)
+	}
+}
+
+// lastReleaseKptDir records what the last release's kpt fn render wrote into examples/kpt: the
+// generated files as they are (the example is ours to commit), for TestUpgradeKptPackage.
+const lastReleaseKptDir = "testdata/last-release-kpt"
+
+// TestUpgradeKptPackage: a kpt package holds what the last release rendered into it, committed
+// beside the MiniCluster; this code renders that package again (the user upgraded the function)
+// and the package ends exactly as a first render by this code leaves it: the old files replaced,
+// none refused or left behind.
+func TestUpgradeKptPackage(t *testing.T) {
+	fresh := newKptPackage(t)
+	source := packageTree(t, fresh)
+	kpt(t, fresh, 0, "fn", "render", "--allow-exec")
+	want := packageTree(t, fresh)
+	dir := filepath.Join(repoRoot(t), "tests", "e2e", lastReleaseKptDir)
+	if *updateLastRelease {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range want {
+			if _, ok := source[name]; !ok && !strings.HasSuffix(name, "/") {
+				if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return
+	}
+	recorded, err := os.ReadDir(dir)
+	if err != nil || len(recorded) == 0 {
+		t.Fatalf("no record of the last release's kpt output in %s (%v): go test ./tests/e2e -run '^TestUpgrade' -args -update-last-release", dir, err)
+	}
+	pkg := newKptPackage(t)
+	for _, e := range recorded {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(pkg, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kpt(t, pkg, 0, "fn", "render", "--allow-exec")
+	if d := treeDiff(want, packageTree(t, pkg)); len(d) > 0 {
+		t.Errorf("rendering a package that holds the last release's output leaves it otherwise than a first render: %v", d)
 	}
 }
