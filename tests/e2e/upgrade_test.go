@@ -23,8 +23,8 @@ import (
 	"github.com/minicluster-fn/minicluster-fn/impact"
 )
 
-// The upgrade guard (docs/releasing.md, "The upgrade guard"): the renders of the examples and of
-// the corpus by the last release are recorded under lastReleaseDir; each change's renders are
+// The upgrade guard (docs/releasing.md, "The upgrade guard"): the renders of the examples by the
+// last release are recorded under lastReleaseDir; each change's renders are
 // compared with them by diff's impact logic (impact.RenderedSets and impact.Compare, what
 // `diff --rendered` runs). A change that would make an upgrade replace a broker Job (a running
 // MiniCluster restarts, a completed one runs again), give a MiniCluster a new certificate, remove
@@ -50,10 +50,12 @@ const noLongerRenders = "no-longer-renders"
 // upgradeInput is a MiniCluster file the guard renders, by its key in lastReleaseDir.
 type upgradeInput struct{ key, path string }
 
-// upgradeInputs are the examples' MiniCluster files, and the corpus's when ../shared is there.
-func upgradeInputs(t *testing.T) (inputs []upgradeInput, haveCorpus bool) {
+// upgradeInputs are the examples' MiniCluster files. The corpus's are not recorded: its files
+// must not be committed, not even as renders under their paths.
+func upgradeInputs(t *testing.T) []upgradeInput {
 	t.Helper()
 	root := repoRoot(t)
+	var inputs []upgradeInput
 	err := filepath.WalkDir(filepath.Join(root, "examples"), func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
 			return err
@@ -74,19 +76,7 @@ func upgradeInputs(t *testing.T) (inputs []upgradeInput, haveCorpus bool) {
 	if len(inputs) == 0 {
 		t.Fatal("no MiniCluster file under examples/")
 	}
-	dir := os.Getenv("MINICLUSTER_FN_CORPUS")
-	if dir == "" {
-		dir = filepath.Join(root, "..", "shared", "corpus", "flux-operator-examples")
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return inputs, false
-	}
-	_, files := corpusFiles(t)
-	for _, f := range files {
-		rel, _ := filepath.Rel(dir, f)
-		inputs = append(inputs, upgradeInput{"corpus/" + filepath.ToSlash(rel), f})
-	}
-	return inputs, true
+	return inputs
 }
 
 // renderFingerprints renders each input with the binary, in parallel, and returns its
@@ -126,7 +116,7 @@ func renderFingerprints(t *testing.T, fnBin string, inputs []upgradeInput) map[s
 // objects' identity (apiVersion, kind, metadata) and names (values of name, secretName,
 // claimName, serviceAccountName, subdomain, serviceName: the references between objects). Two
 // fingerprints differ where the renders do, and impact classifies them as it classifies the
-// renders, while the recorded fingerprints of the corpus hold none of its text (commands,
+// renders, while the record holds none of the MiniClusters' text (commands,
 // images, scripts), which the repository must not copy.
 func fingerprint(render []byte) ([]byte, error) {
 	var out bytes.Buffer
@@ -282,15 +272,15 @@ func upgradeGuard(lastVersion string, problems []upgradeProblem, changelog strin
 		lastVersion, strings.Join(lines, "\n"), strings.Join(slugs, ", "))
 }
 
-// TestUpgradeGuard: this code's renders of the examples and the corpus against the last
+// TestUpgradeGuard: this code's renders of the examples against the last
 // release's.
 func TestUpgradeGuard(t *testing.T) {
 	fnBin := fnBinary(t)
-	inputs, haveCorpus := upgradeInputs(t)
+	inputs := upgradeInputs(t)
 	current := renderFingerprints(t, fnBin, inputs)
 	dir := filepath.Join(repoRoot(t), "tests", "e2e", lastReleaseDir)
 	if *updateLastRelease {
-		recordLastRelease(t, fnBin, dir, current, haveCorpus)
+		recordLastRelease(t, fnBin, dir, current)
 		return
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "VERSION"))
@@ -315,9 +305,6 @@ func TestUpgradeGuard(t *testing.T) {
 	for _, in := range inputs {
 		keys = append(keys, in.key)
 	}
-	if !haveCorpus {
-		t.Logf("../shared/corpus not found: the guard compares the examples only, SKIPPED for the corpus")
-	}
 	problems, err := upgradeProblems(last, current, keys)
 	if err != nil {
 		t.Fatal(err)
@@ -334,11 +321,8 @@ func TestUpgradeGuard(t *testing.T) {
 
 // recordLastRelease writes the fingerprints as the last release's renders, with the version the
 // binary says.
-func recordLastRelease(t *testing.T, fnBin, dir string, fps map[string][]byte, haveCorpus bool) {
+func recordLastRelease(t *testing.T, fnBin, dir string, fps map[string][]byte) {
 	t.Helper()
-	if !haveCorpus {
-		t.Fatal("-update-last-release needs ../shared/corpus: the record must hold the corpus's renders too")
-	}
 	v := run(t, nil, "", fnBin, "version", "-o", "json")
 	var info struct{ Version string }
 	if err := sigsyaml.Unmarshal(v.stdout, &info); err != nil || info.Version == "" {
