@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -50,11 +51,11 @@ const noLongerRenders = "no-longer-renders"
 // upgradeInput is a MiniCluster file the guard renders, by its key in lastReleaseDir.
 type upgradeInput struct{ key, path string }
 
-// upgradeInputs are the examples' MiniCluster files. The corpus's are not recorded: its files
-// must not be committed, not even as renders under their paths.
-func upgradeInputs(t *testing.T) []upgradeInput {
+// upgradeInputs are the examples' MiniCluster files. The corpus's renders are not recorded: its
+// files must not be committed, not even as renders under their paths; TestUpgradeGuardCorpus
+// renders them with the last release itself.
+func upgradeInputs(t *testing.T, root string) []upgradeInput {
 	t.Helper()
-	root := repoRoot(t)
 	var inputs []upgradeInput
 	err := filepath.WalkDir(filepath.Join(root, "examples"), func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
@@ -272,40 +273,42 @@ func upgradeGuard(lastVersion string, problems []upgradeProblem, changelog strin
 		lastVersion, strings.Join(lines, "\n"), strings.Join(slugs, ", "))
 }
 
-// TestUpgradeGuard: this code's renders of the examples against the last
-// release's.
-func TestUpgradeGuard(t *testing.T) {
-	fnBin := fnBinary(t)
-	inputs := upgradeInputs(t)
-	current := renderFingerprints(t, fnBin, inputs)
-	dir := filepath.Join(repoRoot(t), "tests", "e2e", lastReleaseDir)
-	if *updateLastRelease {
-		recordLastRelease(t, fnBin, dir, current)
-		return
+// lastRelease is what lastReleaseDir records of the last release.
+type lastRelease struct {
+	version, commit string
+	renders         map[string][]byte // fingerprints of the examples' renders, by key
+}
+
+func readLastRelease(t *testing.T, dir string) lastRelease {
+	t.Helper()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("no record of the last release's renders (%v): go test ./tests/e2e -run '^TestUpgrade' -args -update-last-release", err)
+		}
+		return strings.TrimSpace(string(b))
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "VERSION"))
-	if err != nil {
-		t.Fatalf("no record of the last release's renders (%v): go test ./tests/e2e -run '^TestUpgrade' -args -update-last-release", err)
-	}
-	lastVersion := strings.TrimSpace(string(b))
-	last := map[string][]byte{}
-	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Base(p) == "VERSION" {
+	last := lastRelease{version: read("VERSION"), commit: read("COMMIT"), renders: map[string][]byte{}}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || p == filepath.Join(dir, "VERSION") || p == filepath.Join(dir, "COMMIT") {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
 		data, err := os.ReadFile(p)
-		last[filepath.ToSlash(rel)] = data
+		last.renders[filepath.ToSlash(rel)] = data
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keys []string
-	for _, in := range inputs {
-		keys = append(keys, in.key)
-	}
-	problems, err := upgradeProblems(last, current, keys)
+	return last
+}
+
+// guardUpgrade compares current with before, key by key, and fails the test on what the
+// changelog does not declare.
+func guardUpgrade(t *testing.T, version string, before, current map[string][]byte, keys []string) {
+	t.Helper()
+	problems, err := upgradeProblems(before, current, keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,10 +316,111 @@ func TestUpgradeGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := upgradeGuard(lastVersion, problems, string(changelog)); err != nil {
+	if err := upgradeGuard(version, problems, string(changelog)); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d MiniCluster files compared with the renders of %s: %d restarting changes, each declared in CHANGELOG.md", len(keys), lastVersion, len(problems))
+	t.Logf("%d MiniCluster files compared with the renders of %s: %d restarting changes, each declared in CHANGELOG.md", len(keys), version, len(problems))
+}
+
+// TestUpgradeGuard: this code's renders of the examples against the last
+// release's.
+func TestUpgradeGuard(t *testing.T) {
+	fnBin := fnBinary(t)
+	inputs := upgradeInputs(t, repoRoot(t))
+	current := renderFingerprints(t, fnBin, inputs)
+	dir := filepath.Join(repoRoot(t), "tests", "e2e", lastReleaseDir)
+	if *updateLastRelease {
+		recordLastRelease(t, fnBin, dir, current)
+		return
+	}
+	last := readLastRelease(t, dir)
+	var keys []string
+	for _, in := range inputs {
+		keys = append(keys, in.key)
+	}
+	guardUpgrade(t, last.version, last.renders, current, keys)
+}
+
+// TestUpgradeGuardCorpus: the guard on the operator's example corpus, whose files the repository
+// must not copy, not even as renders: the last release renders them itself, built from the commit
+// lastReleaseDir/COMMIT names (lastReleaseBinary). Each corpus file is rendered by the last release
+// and by this code, and compared as TestUpgradeGuard compares the examples.
+func TestUpgradeGuardCorpus(t *testing.T) {
+	if *updateLastRelease {
+		t.Skip("SKIPPED: the corpus's renders are not recorded (the last release renders them when the guard runs)")
+	}
+	fnBin := fnBinary(t)
+	corpus, files := corpusFiles(t)
+	last := readLastRelease(t, filepath.Join(repoRoot(t), "tests", "e2e", lastReleaseDir))
+	lastBin := lastReleaseBinary(t, last)
+	var inputs []upgradeInput
+	var keys []string
+	for _, f := range files {
+		rel, _ := filepath.Rel(corpus, f)
+		inputs = append(inputs, upgradeInput{"corpus/" + filepath.ToSlash(rel), f})
+		keys = append(keys, inputs[len(inputs)-1].key)
+	}
+	before := renderFingerprints(t, lastBin, inputs)
+	if len(before) < minCorpusSuccesses {
+		t.Fatalf("the last release (%s) rendered %d of %d corpus files, want at least %d", last.version, len(before), len(files), minCorpusSuccesses)
+	}
+	guardUpgrade(t, last.version, before, renderFingerprints(t, fnBin, inputs), keys)
+}
+
+// lastReleaseBinary returns the last release's minicluster-fn, built from its commit's source
+// (git archive; the Go module proxy for what the module cache lacks) once per machine and kept
+// in the user's cache directory by commit. Before it is kept, it must render the release's own
+// examples to the fingerprints lastReleaseDir records: a COMMIT that names another source fails
+// here, not in a comparison against the wrong release.
+func lastReleaseBinary(t *testing.T, last lastRelease) string {
+	t.Helper()
+	if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(last.commit) {
+		t.Fatalf("%s/COMMIT: %q is not a full commit hash", lastReleaseDir, last.commit)
+	}
+	cacheRoot, err := os.UserCacheDir()
+	if err != nil {
+		cacheRoot = t.TempDir()
+	}
+	cached := filepath.Join(cacheRoot, "minicluster-fn-tests", "last-release", last.commit, "minicluster-fn")
+	if fi, err := os.Stat(cached); err == nil && fi.Mode().IsRegular() {
+		return cached
+	}
+
+	src := t.TempDir()
+	tarball := filepath.Join(t.TempDir(), "source.tar")
+	if res := run(t, nil, "", "git", "-C", repoRoot(t), "archive", "--format=tar", "-o", tarball, last.commit); res.code != 0 {
+		t.Fatalf("the last release's source, commit %s (%s/COMMIT), is not in this clone: %s(a shallow clone: git fetch --unshallow)", last.commit, lastReleaseDir, res.stderr)
+	}
+	if res := run(t, nil, "", "tar", "-xf", tarball, "-C", src); res.code != 0 {
+		t.Fatalf("tar -xf %s: %s", tarball, res.stderr)
+	}
+	built := filepath.Join(src, "minicluster-fn")
+	const versionPkg = modulePath + "/internal/version"
+	res := runEnv(t, nil, src, append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false"),
+		"go", "build", "-trimpath", "-ldflags", "-X "+versionPkg+".Version="+last.version+" -X "+versionPkg+".Commit="+last.commit,
+		"-o", built, "./cmd/minicluster-fn")
+	if res.code != 0 {
+		t.Fatalf("building %s from commit %s: %s", last.version, last.commit, res.stderr)
+	}
+	if got := renderFingerprints(t, built, upgradeInputs(t, src)); !maps.EqualFunc(got, last.renders, bytes.Equal) {
+		t.Fatalf("minicluster-fn built from commit %s (%s/COMMIT) does not render its own examples as %s records them for %s: COMMIT must name the commit the renders were recorded from",
+			last.commit, lastReleaseDir, lastReleaseDir, last.version)
+	}
+	b, err := os.ReadFile(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(cached), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := cached + ".tmp-" + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, cached); err != nil {
+		t.Fatal(err)
+	}
+	return cached
 }
 
 // recordLastRelease writes the fingerprints as the last release's renders, with the version the
@@ -324,7 +428,7 @@ func TestUpgradeGuard(t *testing.T) {
 func recordLastRelease(t *testing.T, fnBin, dir string, fps map[string][]byte) {
 	t.Helper()
 	v := run(t, nil, "", fnBin, "version", "-o", "json")
-	var info struct{ Version string }
+	var info struct{ Version, Commit string }
 	if err := sigsyaml.Unmarshal(v.stdout, &info); err != nil || info.Version == "" {
 		t.Fatalf("%s version -o json: %v\n%s", fnBin, err, v.stdout)
 	}
@@ -343,10 +447,16 @@ func recordLastRelease(t *testing.T, fnBin, dir string, fps map[string][]byte) {
 			t.Fatal(err)
 		}
 	}
+	if info.Commit == "" {
+		t.Fatalf("%s does not say its commit: build it with make build VERSION=%s", fnBin, info.Version)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "VERSION"), []byte(info.Version+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("recorded %d renders of %s under %s", len(fps), info.Version, dir)
+	if err := os.WriteFile(filepath.Join(dir, "COMMIT"), []byte(info.Commit+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("recorded %d renders of %s (commit %s) under %s", len(fps), info.Version, info.Commit, dir)
 }
 
 // TestUpgradeGuardDeclared: the guard fails on a restarting change that CHANGELOG.md's
