@@ -245,6 +245,27 @@ func Count(results []Result) map[Status]int {
 	return n
 }
 
+// Summary is the line that ends check's report, in the form of diff's (impact.Summary): how many
+// results, then the count of each status, the worst first: "22 checks: 3 failed, 1 unknown, 18
+// passed".
+func Summary(results []Result) string {
+	n := Count(results)
+	var parts []string
+	for _, s := range []Status{Failed, Unknown, Passed} {
+		if n[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[s], strings.ToLower(string(s))))
+		}
+	}
+	if len(parts) == 0 {
+		return "no checks"
+	}
+	noun := "checks"
+	if len(results) == 1 {
+		noun = "check"
+	}
+	return fmt.Sprintf("%d %s: %s", len(results), noun, strings.Join(parts, ", "))
+}
+
 // cannotTell is an Unknown result's message for an error that kept check from reading: "cannot
 // tell: forbidden to list nodes (...)".
 func cannotTell(doing string, err error) string {

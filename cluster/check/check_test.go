@@ -387,3 +387,19 @@ func TestREST(t *testing.T) {
 		t.Errorf("reviews sent: %q, want %q", reviews, want)
 	}
 }
+
+// TestSummary: the summary line counts the results, the worst status first, in diff's form.
+func TestSummary(t *testing.T) {
+	for _, c := range []struct {
+		results []Result
+		want    string
+	}{
+		{nil, "no checks"},
+		{[]Result{{Status: Passed}}, "1 check: 1 passed"},
+		{[]Result{{Status: Passed}, {Status: Unknown}, {Status: Failed}, {Status: Failed}}, "4 checks: 2 failed, 1 unknown, 1 passed"},
+	} {
+		if got := Summary(c.results); got != c.want {
+			t.Errorf("Summary(%v) = %q, want %q", c.results, got, c.want)
+		}
+	}
+}

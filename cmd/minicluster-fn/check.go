@@ -109,7 +109,7 @@ with the real images.
 
 A check whose input the identity may not read (nodes, Secrets, another subject's rights) is
 Unknown, never Passed. The exit code is 0 when every check passed, 1 when any failed or could not
-tell. -o json prints {"kind": "MiniClusterCheck", "passed", "failed", "unknown", "results": [...]}
+tell. -o json prints {"kind": "MiniClusterCheck", "summary", "passed", "failed", "unknown", "results": [...]}
 (docs/check.md).`,
 		Example: `  minicluster-fn check
   minicluster-fn check -n hpc minicluster.yaml
@@ -356,19 +356,23 @@ func checkRenders(sets []fn.ManifestSet, namespace string) ([]*check.Render, err
 	return renders, nil
 }
 
-// checkReport is the document of -o json.
+// checkReport is the document of -o json. It reads as diff's does: the kind, the summary line,
+// then one item per finding.
 type checkReport struct {
 	Kind    string         `json:"kind"`
+	Summary string         `json:"summary"`
 	Passed  int            `json:"passed"`
 	Failed  int            `json:"failed"`
 	Unknown int            `json:"unknown"`
 	Results []check.Result `json:"results"`
 }
 
+// printCheck writes the report: one line per check, with what to do where it did not pass, and a
+// summary line of the counts, as diff writes one line per MiniCluster and its summary.
 func printCheck(out io.Writer, output string, results []check.Result) error {
 	if output == "json" {
 		n := check.Count(results)
-		b, err := json.MarshalIndent(checkReport{Kind: "MiniClusterCheck", Passed: n[check.Passed], Failed: n[check.Failed],
+		b, err := json.MarshalIndent(checkReport{Kind: "MiniClusterCheck", Summary: check.Summary(results), Passed: n[check.Passed], Failed: n[check.Failed],
 			Unknown: n[check.Unknown], Results: results}, "", "  ")
 		if err != nil {
 			return err
@@ -389,5 +393,9 @@ func printCheck(out io.Writer, output string, results []check.Result) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Status, r.Check, scope, msg)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(out, check.Summary(results))
+	return err
 }

@@ -482,7 +482,8 @@ func writeDiffJSON(w io.Writer, results []impact.Result) error {
 		results = []impact.Result{}
 	}
 	return enc.Encode(struct {
+		Kind         string          `json:"kind"`
 		Summary      string          `json:"summary"`
 		MiniClusters []impact.Result `json:"miniClusters"`
-	}{impact.Summary(results), results})
+	}{"MiniClusterDiff", impact.Summary(results), results})
 }
