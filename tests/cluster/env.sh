@@ -76,19 +76,9 @@ added_nodes() { [ -f "$STATE/run/nodes" ] && cat "$STATE/run/nodes"; return 0; }
 node_socks() { echo "$CONTAINERD_SOCK"; local i; for i in $(added_nodes); do node_sock "$i"; done; }
 CONTAINERD_SOCK=$STATE/containerd/containerd.sock
 # import_archive SOCK ARCHIVE: ctr images import of ARCHIVE into the containerd of SOCK (namespace
-# k8s.io), with the ctr of $NODE_BIN. ctr streams the archive to the daemon's transfer service, and
-# that stream has ended early once in a CI run ("failed to ingest blobs/sha256/...: short read:
-# expected 168939520 bytes but got 168853504" of an archive exported the moment before, on a
-# containerd started 2 s before; kubernetes/minikube#22309 shows the same message of ctr import): a failed
-# import is run again, three times in all (what the first one stored is not stored twice).
+# k8s.io), with the ctr of $NODE_BIN.
 import_archive() {
-  local try
-  for try in 1 2 3; do
-    "$NODE_BIN/ctr" --address "$1" -n k8s.io images import "$2" > /dev/null && return 0
-    echo "import of $2 into $1 failed (attempt $try of 3)" >&2
-    sleep 1
-  done
-  return 1
+  "$NODE_BIN/ctr" --address "$1" -n k8s.io images import "$2" > /dev/null
 }
 # ctr would print containerd's deprecation of cgroup v1 (this VM's cgroups) on every call.
 export CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1

@@ -187,7 +187,11 @@ case $cmd in
     # Every image node 0 has (the sandbox image among them), by name; not the digest-only names.
     mapfile -t refs < <("$NODE_BIN/ctr" --address "$CONTAINERD_SOCK" -n k8s.io images ls -q | grep -v '^sha256:')
     archive=$STATE/tmp/node-$i-images.tar
-    "$NODE_BIN/ctr" --address "$CONTAINERD_SOCK" -n k8s.io images export "$archive" "${refs[@]}"
+    # --local: ctr v2.4.2's export through containerd's transfer service sometimes ends early and
+    # still exits 0 (2 of 30 exports of the pause image here were short; the import then fails on
+    # "short read: expected 1431552 bytes but got 1310720"); written by ctr itself from the content
+    # store, 60 of 60 were whole.
+    "$NODE_BIN/ctr" --address "$CONTAINERD_SOCK" -n k8s.io images export --local "$archive" "${refs[@]}"
     import_archive "$(node_sock "$i")" "$archive"
     rm -f "$archive"
     start_node_kubelet "$i"
