@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/minicluster-fn/minicluster-fn/internal/tally"
 )
 
 // Kind is the impact of a change on one MiniCluster. The kinds are ordered: of what happens to
@@ -123,24 +125,16 @@ const (
 	Recreate Change = "replaced"
 )
 
-// Summary counts the MiniClusters of each kind, in the order of the kinds.
+// Summary counts the MiniClusters of each kind, the most disruptive first: "9 MiniClusters: 1
+// replaced, 2 added, ...".
 func Summary(results []Result) string {
 	counts := make([]int, len(kindNames))
 	for _, r := range results {
 		counts[r.Impact]++
 	}
-	var parts []string
+	var tallies []tally.Count
 	for _, k := range slices.Backward(Kinds()) {
-		if counts[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
-		}
+		tallies = append(tallies, tally.Count{N: counts[k], Verdict: k.String()})
 	}
-	if len(parts) == 0 {
-		return "no MiniClusters"
-	}
-	noun := "MiniClusters"
-	if len(results) == 1 {
-		noun = "MiniCluster"
-	}
-	return fmt.Sprintf("%d %s: %s", len(results), noun, strings.Join(parts, ", "))
+	return tally.Line(len(results), "MiniCluster", "MiniClusters", tallies)
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/generators"
+	"github.com/minicluster-fn/minicluster-fn/internal/tally"
 )
 
 // Status is a check's outcome.
@@ -250,20 +251,11 @@ func Count(results []Result) map[Status]int {
 // passed".
 func Summary(results []Result) string {
 	n := Count(results)
-	var parts []string
+	var tallies []tally.Count
 	for _, s := range []Status{Failed, Unknown, Passed} {
-		if n[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n[s], strings.ToLower(string(s))))
-		}
+		tallies = append(tallies, tally.Count{N: n[s], Verdict: strings.ToLower(string(s))})
 	}
-	if len(parts) == 0 {
-		return "no checks"
-	}
-	noun := "checks"
-	if len(results) == 1 {
-		noun = "check"
-	}
-	return fmt.Sprintf("%d %s: %s", len(results), noun, strings.Join(parts, ", "))
+	return tally.Line(len(results), "check", "checks", tallies)
 }
 
 // cannotTell is an Unknown result's message for an error that kept check from reading: "cannot
