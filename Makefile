@@ -27,7 +27,7 @@ export GOGC ?= 400
 
 .PHONY: all deps build run check test test-all hygiene unit race integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
   release release-test \
-  cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down argocd-up argocd-down argocd-components operator-up operator-down live bench-live bench-sidebyside \
+  cluster-up cluster-down fluxcd-controllers fluxcd-up fluxcd-down argocd-up argocd-down argocd-components operator-up operator-down kueue-components kueue-up kueue-down live bench-live bench-sidebyside \
   bench-keygen-before-after
 
 all: build
@@ -220,6 +220,23 @@ operator-up:
 ## (cluster-down stops it too)
 operator-down:
 	tests/cluster/operator-down.sh
+
+## kueue-components: builds Kueue's manager once per machine (tools/kueue, Kueue's controllers,
+## scheduler and webhooks with the batch/Job integration; tests/cluster/build-kueue.sh, cached in
+## $${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}/kueue-<key>); prints that directory
+kueue-components:
+	@tests/cluster/build-kueue.sh
+
+## kueue-up: Kueue's manager as a host process against the running cluster, with its CRDs and its
+## webhooks on 127.0.0.1:18101, acting in namespaces labelled minicluster-fn.test/kueue=true
+## (tests/cluster/kueue-up.sh; docs/kueue.md)
+kueue-up:
+	tests/cluster/kueue-up.sh
+
+## kueue-down: stops exactly the manager kueue-up started and removes its webhooks; the cluster
+## keeps running (cluster-down stops it too)
+kueue-down:
+	tests/cluster/kueue-down.sh
 
 ## cluster-down: stops exactly what cluster-up started and checks that nothing is left behind
 cluster-down:

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kueueconstants "sigs.k8s.io/kueue/pkg/controller/constants"
 
 	"github.com/minicluster-fn/minicluster-fn/api/naming"
 )
@@ -127,6 +128,7 @@ func (m *MiniCluster) Validate(opts Options) field.ErrorList {
 	}
 	errs = append(errs, validateFlux(&s.Flux, s.Size, spec.Child("flux"))...)
 	errs = append(errs, validatePod(&s.Pod, spec.Child("pod"))...)
+	errs = append(errs, validateJobLabels(s.JobLabels, spec.Child("jobLabels"))...)
 	if s.Archive.Path != "" && !path.IsAbs(s.Archive.Path) {
 		errs = append(errs, field.Invalid(spec.Child("archive", "path"), s.Archive.Path, "must be an absolute path"))
 	}
@@ -316,15 +318,41 @@ func validatePod(ps *PodSpec, p *field.Path) field.ErrorList {
 			errs = append(errs, field.NotSupported(p.Child("tolerations").Index(i).Child("effect"), t.Effect, []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}))
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(ps.Labels)) {
+	return append(errs, validateLabels(ps.Labels, p.Child("labels"))...)
+}
+
+// validateLabels: keys and values the API server takes as labels.
+func validateLabels(labels map[string]string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		for _, msg := range validation.IsQualifiedName(k) {
-			errs = append(errs, field.Invalid(p.Child("labels").Key(k), k, msg))
+			errs = append(errs, field.Invalid(p.Key(k), k, msg))
 		}
-		for _, msg := range validation.IsValidLabelValue(ps.Labels[k]) {
-			errs = append(errs, field.Invalid(p.Child("labels").Key(k), ps.Labels[k], msg))
+		for _, msg := range validation.IsValidLabelValue(labels[k]) {
+			errs = append(errs, field.Invalid(p.Key(k), labels[k], msg))
 		}
 	}
 	return errs
+}
+
+// validateJobLabels: spec.jobLabels are labels of the broker Job; Kueue's webhook also rejects a
+// Job whose queue or priority class label does not name an object (a DNS-1123 subdomain).
+func validateJobLabels(labels map[string]string, p *field.Path) field.ErrorList {
+	errs := validateLabels(labels, p)
+	for _, k := range []string{kueueconstants.QueueLabel, kueueconstants.WorkloadPriorityClassLabel} {
+		if v, ok := labels[k]; ok && len(validation.IsValidLabelValue(v)) == 0 {
+			for _, msg := range validation.IsDNS1123Subdomain(v) {
+				errs = append(errs, field.Invalid(p.Key(k), v, "Kueue takes it as the name of a "+kueueObject[k]+": "+msg))
+			}
+		}
+	}
+	return errs
+}
+
+// kueueObject is what each of Kueue's labels names.
+var kueueObject = map[string]string{
+	kueueconstants.QueueLabel:                 "LocalQueue",
+	kueueconstants.WorkloadPriorityClassLabel: "WorkloadPriorityClass",
 }
 
 // validateContainer checks one entry of containers[] or services[]; seen tracks container names

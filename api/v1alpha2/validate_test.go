@@ -78,6 +78,10 @@ func TestBadInputNamesTheField(t *testing.T) {
 		"image with a space": {"  containers: [{image: a, runFlux: true}, {image: \"ubuntu noble\", name: b}]", []string{"spec.containers[1].image"}},
 		"service image":      {"  services: [{name: s, image: \"registry:5000/Team/app\"}]\n  containers: [{image: a}]", []string{"spec.services[0].image"}},
 		"flux view image":    {"  flux: {container: {image: \"ghcr.io/org/view:tag with space\"}}\n  containers: [{image: a}]", []string{"spec.flux.container.image"}},
+		"jobLabels key":      {"  jobLabels: {\"team a\": x}\n  containers: [{image: a}]", []string{"spec.jobLabels[team a]"}},
+		"jobLabels value":    {"  jobLabels: {team: \"a b\"}\n  containers: [{image: a}]", []string{"spec.jobLabels[team]"}},
+		"Kueue queue name":   {"  jobLabels: {kueue.x-k8s.io/queue-name: Team_A}\n  containers: [{image: a}]", []string{"spec.jobLabels[kueue.x-k8s.io/queue-name]"}},
+		"Kueue priority":     {"  jobLabels: {kueue.x-k8s.io/priority-class: High}\n  containers: [{image: a}]", []string{"spec.jobLabels[kueue.x-k8s.io/priority-class]"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := check(t, base+tc.spec+"\n")

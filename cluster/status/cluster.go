@@ -8,11 +8,13 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/internal/version"
@@ -32,9 +34,10 @@ type Connection struct {
 }
 
 // Cluster reads MiniClusters' objects through one API server, with the requests the view role
-// allows: list Jobs, Pods, ConfigMaps, Events and PersistentVolumeClaims, get pods/log.
+// allows: list Jobs, Pods, ConfigMaps, Events and PersistentVolumeClaims, get pods/log; and, where
+// a MiniCluster is queued by Kueue, list Kueue's Workloads.
 type Cluster struct {
-	core, batch rest.Interface
+	core, batch, kueue rest.Interface
 	// Namespace is the namespace read, "" for all.
 	Namespace string
 }
@@ -70,8 +73,8 @@ func (c Connection) Load() (*rest.Config, string, error) {
 	return cfg, ns, nil
 }
 
-// NewCluster reads through cfg in namespace ("" for all). Its scheme holds core/v1 and batch/v1
-// only: client-go's generated clientset would register every API group at start-up, and this
+// NewCluster reads through cfg in namespace ("" for all). Its scheme holds core/v1, batch/v1 and
+// Kueue's v1beta2 only: client-go's generated clientset would register every API group at start-up, and this
 // binary is also the KRM function, started once per render.
 func NewCluster(cfg *rest.Config, namespace string) (*Cluster, error) {
 	scheme := runtime.NewScheme()
@@ -79,6 +82,9 @@ func NewCluster(cfg *rest.Config, namespace string) (*Cluster, error) {
 		return nil, err
 	}
 	if err := batchv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := kueue.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	codecs := serializer.NewCodecFactory(scheme).WithoutConversion()
@@ -109,7 +115,11 @@ func NewCluster(cfg *rest.Config, namespace string) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{core: core, batch: batch, Namespace: namespace}, nil
+	kueueClient, err := client("/apis", kueue.GroupVersion)
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{core: core, batch: batch, kueue: kueueClient, Namespace: namespace}, nil
 }
 
 // selector selects the objects of the named MiniClusters, or of all.
@@ -156,6 +166,22 @@ func (c *Cluster) Read(ctx context.Context, names []string) (*Objects, error) {
 		return nil, err
 	}
 	objs.Events, objs.PVCs = events.Items, pvcs.Items
+	if Queued(&objs) {
+		var workloads kueue.WorkloadList
+		switch err := c.list(ctx, c.kueue, "workloads", "", &workloads); {
+		case err == nil:
+			objs.Workloads = workloads.Items
+		case apierrors.IsForbidden(err):
+			// The reason says so: the view role does not grant Workloads, Kueue's batch user
+			// role does.
+			objs.WorkloadsUnreadable = err.Error() + " (Kueue's ClusterRole kueue-batch-user-role grants it)"
+		case apierrors.IsNotFound(err):
+			// Kueue's CRDs are gone, and the Job is still suspended for its queue.
+			objs.WorkloadsUnreadable = err.Error()
+		default:
+			return nil, err
+		}
+	}
 	return &objs, nil
 }
 

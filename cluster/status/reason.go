@@ -9,6 +9,10 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	kueueconstants "sigs.k8s.io/kueue/pkg/controller/constants"
 
 	"github.com/minicluster-fn/minicluster-fn/api/contract"
 )
@@ -59,6 +63,9 @@ type reasoner struct {
 	pvcs      []corev1.PersistentVolumeClaim
 	logs      LogReader
 	namespace string
+	// workloads are Kueue's Workloads, read only when a MiniCluster is Queued.
+	workloads           []kueue.Workload
+	workloadsUnreadable string
 }
 
 // latestEvent is the newest event of the given reason about an object.
@@ -85,6 +92,8 @@ func (r *reasoner) reason() string {
 		})
 	case PhasePending:
 		return "no broker Job: it is applied after the keygen Job completes, or it was not applied"
+	case PhaseQueued:
+		return r.queued()
 	}
 	return firstOf(r.nodeLost, r.pvcPending, r.unschedulable, r.imagePull, r.certificateMount, r.failedCreate, r.rejoining, r.notJoined, func() string {
 		size := ptrValue(o.broker.Spec.Parallelism)
@@ -350,4 +359,60 @@ func lastLine(s string) string {
 		return strings.TrimSpace(s[i+1:])
 	}
 	return strings.TrimSpace(s)
+}
+
+// queued: what Kueue says of the broker Job's Workload (the Workload Kueue made for it, found by
+// its owner reference): why it is not admitted yet, why it was evicted, or that it is admitted and
+// the Job about to be resumed.
+func (r *reasoner) queued() string {
+	j := r.o.broker
+	queue := fmt.Sprintf("LocalQueue %s", j.Labels[kueueconstants.QueueLabel])
+	if r.workloadsUnreadable != "" {
+		return fmt.Sprintf("queued by Kueue in %s; its Workload cannot be read: %s", queue, r.workloadsUnreadable)
+	}
+	w := r.workloadOf(j)
+	if w == nil {
+		return fmt.Sprintf("suspended, for Kueue's %s, and Kueue has made no Workload of Job %s: is Kueue running, and does it manage this namespace?", queue, j.Name)
+	}
+	condition := func(t string) *metav1.Condition {
+		for i := range w.Status.Conditions {
+			if c := &w.Status.Conditions[i]; c.Type == t {
+				return c
+			}
+		}
+		return nil
+	}
+	where := queue
+	if w.Status.Admission != nil {
+		where = fmt.Sprintf("ClusterQueue %s", w.Status.Admission.ClusterQueue)
+	}
+	if c := condition(kueue.WorkloadAdmitted); c != nil && c.Status == metav1.ConditionTrue {
+		return fmt.Sprintf("admitted by Kueue in %s (Workload %s); Kueue resumes the Job", where, w.Name)
+	}
+	prefix := fmt.Sprintf("queued by Kueue in %s (Workload %s)", queue, w.Name)
+	if c := condition(kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
+		prefix = fmt.Sprintf("evicted by Kueue (%s: %s) and queued again in %s (Workload %s)", c.Reason, c.Message, queue, w.Name)
+	}
+	if c := condition(kueue.WorkloadQuotaReserved); c != nil && c.Status == metav1.ConditionTrue {
+		return fmt.Sprintf("%s: quota reserved in %s, waiting for its admission checks", prefix, where)
+	} else if c != nil && c.Message != "" {
+		return fmt.Sprintf("%s: %s", prefix, c.Message)
+	}
+	return prefix
+}
+
+// workloadOf is the Workload Kueue made for job: the one it owns.
+func (r *reasoner) workloadOf(job *batchv1.Job) *kueue.Workload {
+	for i := range r.workloads {
+		w := &r.workloads[i]
+		if w.Namespace != job.Namespace {
+			continue
+		}
+		for _, ref := range w.OwnerReferences {
+			if ref.UID == job.UID && job.UID != "" {
+				return w
+			}
+		}
+	}
+	return nil
 }

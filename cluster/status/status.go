@@ -21,6 +21,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	kueueconstants "sigs.k8s.io/kueue/pkg/controller/constants"
+
 	"github.com/minicluster-fn/minicluster-fn/api/contract"
 )
 
@@ -44,6 +47,9 @@ const (
 	PhaseFailed Phase = "Failed"
 	// PhaseDegraded: the instance ran, and lost brokers that have not come back.
 	PhaseDegraded Phase = "Degraded"
+	// PhaseQueued: the broker Job waits in a Kueue queue: Kueue keeps it suspended until its
+	// Workload is admitted, and suspends it again when the Workload is evicted (preempted).
+	PhaseQueued Phase = "Queued"
 )
 
 // Healthy tells whether the phase needs no reason.
@@ -98,6 +104,10 @@ type Objects struct {
 	// Events and PersistentVolumeClaims are read only when a MiniCluster needs a reason (Needs).
 	Events []corev1.Event
 	PVCs   []corev1.PersistentVolumeClaim
+	// Workloads are Kueue's, read only when a MiniCluster is Queued; WorkloadsUnreadable says why
+	// they could not be read, if so.
+	Workloads           []kueue.Workload
+	WorkloadsUnreadable string
 }
 
 // LogReader returns the last lines of a container's log.
@@ -163,6 +173,17 @@ func Needs(objs *Objects) bool {
 	return false
 }
 
+// Queued tells whether any MiniCluster of objs waits in a Kueue queue, so that a cluster without
+// Kueue costs no list of Workloads.
+func Queued(objs *Objects) bool {
+	for _, g := range groupObjects(objs) {
+		if g.observe().phase == PhaseQueued {
+			return true
+		}
+	}
+	return false
+}
+
 // Summarize returns one row per MiniCluster found in objs, sorted by namespace and name.
 func Summarize(ctx context.Context, objs *Objects, logs LogReader) []MiniCluster {
 	groups := groupObjects(objs)
@@ -196,7 +217,8 @@ func Summarize(ctx context.Context, objs *Objects, logs LogReader) []MiniCluster
 		mc.Brokers = o.brokers()
 		mc.Nodes = nodes(mc.Brokers)
 		if !mc.Phase.Healthy() {
-			r := reasoner{ctx: ctx, g: g, o: o, events: ev, pvcs: objs.PVCs, logs: logs, namespace: k.namespace}
+			r := reasoner{ctx: ctx, g: g, o: o, events: ev, pvcs: objs.PVCs, logs: logs, namespace: k.namespace,
+				workloads: objs.Workloads, workloadsUnreadable: objs.WorkloadsUnreadable}
 			mc.Reason = r.reason()
 		}
 		out = append(out, mc)
@@ -372,6 +394,8 @@ func (o observation) classify() Phase {
 		return PhaseFailed
 	case JobCondition(j, batchv1.JobComplete) != nil, JobCondition(j, batchv1.JobSuccessCriteriaMet) != nil:
 		return PhaseSucceeded
+	case queuedByKueue(j):
+		return PhaseQueued
 	case o.cert == CertificateMissing:
 		return PhaseWaitingForCertificate
 	case j == nil:
@@ -406,6 +430,13 @@ func (o observation) classify() Phase {
 		return PhaseDegraded
 	}
 	return PhaseStarting
+}
+
+// queuedByKueue: the Job carries Kueue's queue label and is suspended, which for such a Job only
+// Kueue does (its webhook suspends the Job when it is created; it resumes it on admission and
+// suspends it again on eviction). The render never sets spec.suspend (docs/kueue.md).
+func queuedByKueue(j *batchv1.Job) bool {
+	return j != nil && j.Labels[kueueconstants.QueueLabel] != "" && j.Spec.Suspend != nil && *j.Spec.Suspend
 }
 
 // managedBy names the GitOps object that applied an object, from what the engines write on it:

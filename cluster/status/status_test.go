@@ -25,6 +25,9 @@ func TestSummarize(t *testing.T) {
 	if !status.Needs(objs) {
 		t.Error("Needs is false, with MiniClusters that are not healthy")
 	}
+	if !status.Queued(objs) {
+		t.Error("Queued is false, with MiniClusters queued by Kueue")
+	}
 	rows := status.Summarize(context.Background(), objs, logs)
 	want := map[string]struct {
 		phase   status.Phase
@@ -79,6 +82,18 @@ func TestSummarize(t *testing.T) {
 		"rejoining": {status.PhaseStarting, "1/3", status.CertificatePresent, []string{
 			"rank 0's broker (pod rejoining-d5328246-0-zzzzz) started again after broker pods rejoining-d5328246-1-abcde (rank 1) had joined the one before it",
 			"join it by themselves"}, ""},
+		// Queued by Kueue: waiting for quota; preempted by a Workload of higher priority and queued
+		// again; admitted, the Job not resumed yet; suspended for a queue but with no Workload.
+		"queued": {status.PhaseQueued, "0/2", status.CertificatePresent, []string{
+			"queued by Kueue in LocalQueue team-a (Workload job-queued-d5328246-1a2b3)",
+			"couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 2 more needed"}, ""},
+		"preempted": {status.PhaseQueued, "0/2", status.CertificatePresent, []string{
+			"evicted by Kueue (Preempted: Preempted to accommodate a workload", "due to prioritization in the ClusterQueue)",
+			"and queued again in LocalQueue team-a", "insufficient unused quota for cpu"}, ""},
+		"admitting": {status.PhaseQueued, "0/2", status.CertificatePresent, []string{
+			"admitted by Kueue in ClusterQueue cluster-queue (Workload job-admitting-d5328246-1a2b3); Kueue resumes the Job"}, ""},
+		"nokueue": {status.PhaseQueued, "0/2", status.CertificatePresent, []string{
+			"suspended, for Kueue's LocalQueue team-a, and Kueue has made no Workload of Job nokueue-d5328246", "is Kueue running"}, ""},
 		"cmcurve": {status.PhaseStarting, "0/1", status.CertificatePresent, []string{
 			"image registry.example/app:9 cannot be pulled (pod cmcurve-d5328246-0-abcde, container cmcurve)"}, ""},
 	}
@@ -112,6 +127,28 @@ func TestSummarize(t *testing.T) {
 			t.Errorf("MiniCluster %s not found", name)
 		}
 	}
+}
+
+// TestQueuedWorkloadsUnreadable: a user who may not list Kueue's Workloads sees the queue and why
+// Kueue's own words are missing.
+func TestQueuedWorkloadsUnreadable(t *testing.T) {
+	objs, err := statustest.Objects("testdata/cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs.Workloads = nil
+	objs.WorkloadsUnreadable = `workloads.kueue.x-k8s.io is forbidden: User "viewer" cannot list resource "workloads"`
+	for _, mc := range status.Summarize(context.Background(), objs, nil) {
+		if mc.Name != "queued" {
+			continue
+		}
+		want := "queued by Kueue in LocalQueue team-a; its Workload cannot be read: " + objs.WorkloadsUnreadable
+		if mc.Phase != status.PhaseQueued || mc.Reason != want {
+			t.Errorf("queued: phase %s, reason %q; want %s, %q", mc.Phase, mc.Reason, status.PhaseQueued, want)
+		}
+		return
+	}
+	t.Fatal("MiniCluster queued not found")
 }
 
 // TestBrokers: each broker pod's rank, node and state, the nodes of a MiniCluster in the order of

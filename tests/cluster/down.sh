@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Stops the live-test cluster that up.sh started from $STATE, and only that: Flux CD's controllers
 # if fluxcd-up.sh started them (fluxcd-down.sh), the operator's manager if operator-up.sh started
-# it (operator-down.sh), Argo CD's components if argocd-up.sh started them (argocd-down.sh), the
-# nodes node.sh added (node.sh remove), the PIDs up.sh recorded, the pods' processes in
+# it (operator-down.sh), Argo CD's components if argocd-up.sh started them (argocd-down.sh), Kueue
+# and its webhooks if kueue-up.sh started them (kueue-down.sh), the nodes node.sh added (node.sh remove), the PIDs up.sh recorded, the pods' processes in
 # the kubelet's kubepods cgroups, and the containerd shims serving $STATE's socket. Then removes
 # what those made on the host (pod network namespaces, mounts under $STATE, kubepods cgroups,
 # kube-proxy's nftables tables, the bridge, CNI result files), restores the sysctls up.sh
@@ -31,6 +31,7 @@ ctr_k8s() { "$NODE_BIN/ctr" --address "$CONTAINERD_SOCK" -n k8s.io "$@"; }
 "$here/fluxcd-down.sh"
 "$here/argocd-down.sh"
 "$here/operator-down.sh"
+"$here/kueue-down.sh"
 stop_component kube-controller-manager
 stop_component kube-scheduler
 if recorded_pid kube-apiserver >/dev/null && recorded_pid kubelet >/dev/null && [ -x "$NODE_BIN/kubectl" ]; then
@@ -136,7 +137,7 @@ fi
 
 # 8. Check that nothing is left.
 left=()
-for name in "${FLUXCD_COMPONENTS[@]}" "${ARGOCD_COMPONENTS[@]}" "${OPERATOR_COMPONENTS[@]}" "${COMPONENTS[@]}"; do
+for name in "${FLUXCD_COMPONENTS[@]}" "${ARGOCD_COMPONENTS[@]}" "${OPERATOR_COMPONENTS[@]}" "${KUEUE_COMPONENTS[@]}" "${COMPONENTS[@]}"; do
   pid=$(recorded_pid "$name") && left+=("process $name (PID $pid)")
 done
 for pid in $(our_processes); do [ "$pid" = $$ ] || left+=("process $pid: $({ tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null)"); done

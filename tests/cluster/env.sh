@@ -58,6 +58,14 @@ ARGOCD_REDIS_PORT=18097
 ARGOCD_REPO_SERVER_PORT=18098
 ARGOCD_REPO_SERVER_METRICS_PORT=18099
 ARGOCD_CONTROLLER_METRICS_PORT=18100
+# Kueue's manager (kueue-up.sh), on the host's loopback: the webhooks the API server calls, its
+# health probes (/readyz once the webhook server listens), its metrics.
+KUEUE_WEBHOOK_PORT=18101
+KUEUE_HEALTH_PORT=18102
+KUEUE_METRICS_PORT=18103
+# Kueue acts on the Jobs of the namespaces with this label only (its webhooks' namespaceSelector
+# and its managedJobsNamespaceSelector): the other live tests' Jobs never wait on its webhooks.
+KUEUE_NAMESPACE_LABEL=minicluster-fn.test/kueue
 
 NODE_NAME=$(hostname | tr '[:upper:]' '[:lower:]')
 # Node i of several (node.sh): i from 1 to MAX_NODES-1; node 0 is up.sh's, with the settings above.
@@ -98,3 +106,5 @@ FLUXCD_COMPONENTS=(source-controller kustomize-controller)
 OPERATOR_COMPONENTS=(flux-operator)
 # Argo CD's, in start order, started by argocd-up.sh and stopped by argocd-down.sh, or down.sh.
 ARGOCD_COMPONENTS=(argocd-redis argocd-repo-server argocd-cmp-server argocd-application-controller)
+# Kueue's manager, started by kueue-up.sh and stopped by kueue-down.sh, or down.sh.
+KUEUE_COMPONENTS=(kueue)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds ahead, one after another, what the live tests need beside the node, each cached per machine
 # by its own script: the stand-in images (flux-core, flux-sched and the flux view), the operator's
-# manager, Flux CD's controllers and CLI, Argo CD, at the lowest priority. make test starts it in the
+# manager, Flux CD's controllers and CLI, Argo CD (and for make test-all Kueue), at the lowest
+# priority. make test starts it in the
 # background as soon as make deps has installed the packages these builds need (tests/phases/run.sh);
 # tests/live starts it when the cluster is up. Whoever needs a build while
 # this one runs waits at that build's lock and then finds it cached.
@@ -27,8 +28,10 @@ renice -n 19 -p $$ > /dev/null
 # needs them. Then the components of the tests that run last, side by side, the shortest build
 # first (the operator's manager takes seconds once the operator oracle is built; Argo CD's build is
 # the longest): their tests can start while the next builds.
-for script in "$images/build-view.sh" "$here/build-operator.sh" "$here/build-fluxcd.sh" \
-  "$here/build-argocd.sh"; do
+scripts=("$images/build-view.sh" "$here/build-operator.sh" "$here/build-fluxcd.sh" "$here/build-argocd.sh")
+# Kueue's tests are part of make test-all only (MINICLUSTER_FN_LIVE_ALL=1): make test builds no Kueue.
+[ "${MINICLUSTER_FN_LIVE_ALL:-}" != 1 ] || scripts+=("$here/build-kueue.sh")
+for script in "${scripts[@]}"; do
   # stdout is the cache path; progress (prefixed by each script) goes to stderr.
   "$script" > /dev/null
   status=$?

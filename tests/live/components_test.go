@@ -38,6 +38,8 @@ var (
 		ports: []string{"ARGOCD_REPO_SERVER_METRICS_PORT", "ARGOCD_CONTROLLER_METRICS_PORT"}, health: "/healthz"}
 	operatorManager = &hostComponents{name: "Flux Framework operator", up: "operator-up.sh", down: "operator-down.sh",
 		ports: []string{"OPERATOR_HEALTH_PORT"}, health: "/readyz"}
+	kueueManager = &hostComponents{name: "Kueue", up: "kueue-up.sh", down: "kueue-down.sh",
+		ports: []string{"KUEUE_HEALTH_PORT"}, health: "/readyz"}
 )
 
 // needFluxCD makes sure Flux CD's source-controller and kustomize-controller run against the live
@@ -47,6 +49,17 @@ func needFluxCD(t *testing.T) { fluxcdControllers.need(t) }
 // needArgoCD makes sure Argo CD's application controller, repo server, plugin server and redis
 // run against the live cluster (tests/cluster/argocd-up.sh).
 func needArgoCD(t *testing.T) { argocdComponents.need(t) }
+
+// needKueue makes sure Kueue's manager runs against the live cluster with its webhooks
+// (tests/cluster/kueue-up.sh), and returns the label that makes a namespace one Kueue manages.
+func needKueue(t *testing.T) string {
+	kueueManager.need(t)
+	out, err := exec.Command("bash", "-c", `. "$1/env.sh" && echo "$KUEUE_NAMESPACE_LABEL"`, "bash", suite.clusterDir).Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		t.Fatalf("reading KUEUE_NAMESPACE_LABEL from tests/cluster/env.sh: %v %q", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
 
 // needOperator makes sure the Flux Framework operator's manager runs against the live cluster
 // (tests/cluster/operator-up.sh), with its CRD installed.

@@ -173,7 +173,8 @@ var apiGroups = map[string]string{"pods": "/api/v1", "events": "/api/v1", "secre
 	"services": "/api/v1", "serviceaccounts": "/api/v1", "jobs": "/apis/batch/v1",
 	"roles": "/apis/rbac.authorization.k8s.io/v1", "rolebindings": "/apis/rbac.authorization.k8s.io/v1",
 	"kustomizations": "/apis/kustomize.toolkit.fluxcd.io/v1", "gitrepositories": "/apis/source.toolkit.fluxcd.io/v1",
-	"applications": "/apis/argoproj.io/v1alpha1", "miniclusters": "/apis/flux-framework.org/v1alpha2"}
+	"applications": "/apis/argoproj.io/v1alpha1", "miniclusters": "/apis/flux-framework.org/v1alpha2",
+	"workloads": "/apis/kueue.x-k8s.io/v1beta2"}
 
 // getObject reads one namespaced object (resource is plural: "secrets", "jobs") into v.
 func getObject(v any, ns, resource, name string) error {
@@ -348,8 +349,9 @@ func (p *pod) index() string {
 type job struct {
 	Metadata objectMeta `json:"metadata"`
 	Spec     struct {
-		Completions *int `json:"completions"`
-		Parallelism *int `json:"parallelism"`
+		Completions *int  `json:"completions"`
+		Parallelism *int  `json:"parallelism"`
+		Suspend     *bool `json:"suspend"`
 	} `json:"spec"`
 	Status struct {
 		Active         int        `json:"active"`

@@ -79,7 +79,7 @@ func runSuite(m *testing.M) int {
 	prebuilt()
 	// The components beside the cluster go first (they act on it), and when the suite started
 	// them on a cluster it found running, they are all it stops.
-	for _, c := range []*hostComponents{fluxcdControllers, argocdComponents, operatorManager} {
+	for _, c := range []*hostComponents{fluxcdControllers, argocdComponents, operatorManager, kueueManager} {
 		if err := c.stopIfStarted(); err != nil {
 			fmt.Fprintf(os.Stderr, "live: stopping the %s FAILED: %v\n", c.name, err)
 			code = 1

@@ -1,6 +1,6 @@
 // Package statustest reads the fixtures that status's tests run on: a v1 List of the objects a
-// cluster holds (Jobs, Pods, ConfigMaps, Events, PersistentVolumeClaims, as the API server returns
-// them) and the pods' logs.
+// cluster holds (Jobs, Pods, ConfigMaps, Events, PersistentVolumeClaims, Kueue's Workloads, as the
+// API server returns them) and the pods' logs.
 package statustest
 
 import (
@@ -10,6 +10,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/cluster/status"
@@ -44,6 +45,8 @@ func Objects(file string) (*status.Objects, error) {
 			err = appendDecoded(b, &objs.Events)
 		case "PersistentVolumeClaim":
 			err = appendDecoded(b, &objs.PVCs)
+		case "Workload":
+			err = appendDecoded(b, &objs.Workloads)
 		default:
 			err = fmt.Errorf("kind %v is not one status reads", item["kind"])
 		}
@@ -54,7 +57,7 @@ func Objects(file string) (*status.Objects, error) {
 	return &objs, nil
 }
 
-func appendDecoded[T batchv1.Job | corev1.Pod | corev1.ConfigMap | corev1.Event | corev1.PersistentVolumeClaim](b []byte, list *[]T) error {
+func appendDecoded[T batchv1.Job | corev1.Pod | corev1.ConfigMap | corev1.Event | corev1.PersistentVolumeClaim | kueue.Workload](b []byte, list *[]T) error {
 	var o T
 	if err := yaml.UnmarshalStrict(b, &o); err != nil {
 		return err

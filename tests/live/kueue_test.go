@@ -1,0 +1,219 @@
+package live
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// kueueLimit bounds a Kueue test's MiniClusters: each runs its 20 s command, one after the other.
+const kueueLimit = 5 * time.Minute
+
+// workload is what the tests read of Kueue's Workload.
+type workload struct {
+	Metadata struct {
+		Name            string `json:"name"`
+		OwnerReferences []struct {
+			Kind string `json:"kind"`
+			Name string `json:"name"`
+		} `json:"ownerReferences"`
+	} `json:"metadata"`
+	Spec struct {
+		QueueName string `json:"queueName"`
+		PodSets   []struct {
+			Name  string `json:"name"`
+			Count int    `json:"count"`
+		} `json:"podSets"`
+	} `json:"spec"`
+	Status struct {
+		Admission *struct {
+			ClusterQueue      string `json:"clusterQueue"`
+			PodSetAssignments []struct {
+				Count         int               `json:"count"`
+				ResourceUsage map[string]string `json:"resourceUsage"`
+			} `json:"podSetAssignments"`
+		} `json:"admission"`
+	} `json:"status"`
+}
+
+// kueueQueue makes a ResourceFlavor and a ClusterQueue whose quota is cpu of CPU, both named name,
+// and returns the name. They are deleted when the test ends: after its namespace, when it is called
+// before namespace() (a ClusterQueue goes once no Workload holds its quota).
+func kueueQueue(t *testing.T, name, cpu string) string {
+	t.Helper()
+	cluster := fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: %[1]s}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: %[1]s}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: %[1]s
+      resources:
+      - {name: cpu, nominalQuota: %[2]s}
+`, name, cpu)
+	mustKube(t, []byte(cluster), "apply", "--server-side", "-f", "-")
+	t.Cleanup(func() {
+		if _, err := kube([]byte(cluster), "delete", "--ignore-not-found", "--wait", "--timeout=60s", "-f", "-"); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	return name
+}
+
+// localQueue makes the LocalQueue name in ns for the ClusterQueue of the same name.
+func localQueue(t *testing.T, ns, name string) {
+	t.Helper()
+	mustKube(t, []byte(fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: %[1]s, namespace: %[2]s}
+spec: {clusterQueue: %[1]s}
+`, name, ns)), "apply", "--server-side", "-f", "-")
+}
+
+// TestKueueQuota: two MiniClusters whose brokers together need more CPU than their ClusterQueue's
+// quota, applied at once. Kueue admits one; the other's broker Job waits suspended, and status
+// says it is Queued with Kueue's words; they never run at once and both complete. Each broker Job
+// is one Workload of size pods with the brokers' requests; the keygen Jobs are not queued.
+func TestKueueQuota(t *testing.T) {
+	t.Parallel()
+	exhaustive(t, "Kueue's quota over two MiniClusters")
+	requireImages(t)
+	label := needKueue(t)
+	takeSlot(t)
+	// Room for one MiniCluster of 2 brokers of 100m, not two.
+	queue := kueueQueue(t, "live-kueue-quota", "300m")
+	ns := namespace(t, "kueue-quota")
+	mustKube(t, nil, "label", "namespace", ns, label+"=true")
+	localQueue(t, ns, queue)
+
+	instances := []string{"kueue-a", "kueue-b"}
+	for _, name := range instances {
+		dir := fnDir(t, "kueue")
+		setCommand(t, dir, "  name: kueue\n", "  name: "+name+"\n")
+		setCommand(t, dir, "QUEUE", queue)
+		apply(t, renderKustomize(t, ns, dir))
+	}
+	jobs := map[string]string{}
+	waits := make(chan error, len(instances))
+	for _, name := range instances {
+		jobs[name] = brokerJob(t, ns, name).Metadata.Name
+		// wait keeps waiting while its MiniCluster is queued.
+		go func() {
+			out, errOut, err := fnCluster("wait", "-n", ns, name, "--for=complete", "--timeout="+kueueLimit.String())
+			if err != nil {
+				err = fmt.Errorf("minicluster-fn wait -n %s %s --for=complete: %v\n%s%s", ns, name, err, out, errOut)
+			}
+			waits <- err
+		}()
+	}
+
+	// Every second until both complete: which Jobs have broker pods that have not ended, and what
+	// status says of the one waiting.
+	var first, queuedReason string
+	waitedFor := map[string]bool{}
+	poll(t, "both MiniClusters complete, one after the other", kueueLimit, false, func() (bool, string, error) {
+		var running, done []string
+		var state []string
+		for _, name := range instances {
+			var j job
+			if err := getObject(&j, ns, "jobs", jobs[name]); err != nil {
+				return false, "", err
+			}
+			if s, why := j.condition("Failed"); s == "True" {
+				return false, "", fmt.Errorf("Job %s failed: %s", jobs[name], why)
+			}
+			if s, _ := j.condition("Complete"); s == "True" {
+				done = append(done, name)
+				continue
+			}
+			if activePods(t, ns, jobs[name]) > 0 {
+				running = append(running, name)
+			}
+			suspended := j.Spec.Suspend != nil && *j.Spec.Suspend
+			state = append(state, fmt.Sprintf("%s: suspended %v, %d active", name, suspended, j.Status.Active))
+		}
+		if len(running) > 1 {
+			return false, "", fmt.Errorf("the broker pods of %v run at once, over the ClusterQueue's quota", running)
+		}
+		if first == "" && len(running) == 1 {
+			first = running[0]
+		}
+		rows, err := statusRows(ns)
+		if err != nil {
+			return false, "", err
+		}
+		for _, row := range rows {
+			if row.Phase == "Queued" {
+				waitedFor[row.Name] = true
+				if queuedReason == "" && strings.Contains(row.Reason, "insufficient unused quota") {
+					queuedReason = row.Reason
+				}
+			}
+		}
+		return len(done) == len(instances), strings.Join(state, "; "), nil
+	})
+	for range instances {
+		if err := <-waits; err != nil {
+			t.Error(err)
+		}
+	}
+	if first == "" {
+		t.Fatal("no MiniCluster was seen running")
+	}
+	second := instances[0]
+	if second == first {
+		second = instances[1]
+	}
+	if !waitedFor[second] {
+		t.Errorf("status never said %s was Queued while %s ran", second, first)
+	}
+	if want := "queued by Kueue in LocalQueue " + queue; !strings.Contains(queuedReason, want) {
+		t.Errorf("status's reason for the queued MiniCluster: %q, want it to hold %q and Kueue's no-quota message", queuedReason, want)
+	}
+
+	// One Workload per broker Job, of size pods asking for 2 x 100m; none for a keygen Job.
+	var workloads struct {
+		Items []workload `json:"items"`
+	}
+	if err := listObjects(&workloads, ns, "workloads", ""); err != nil {
+		t.Fatal(err)
+	}
+	owners := map[string]bool{}
+	for _, w := range workloads.Items {
+		for _, ref := range w.Metadata.OwnerReferences {
+			owners[ref.Name] = true
+			if ref.Kind != "Job" || (ref.Name != jobs[instances[0]] && ref.Name != jobs[instances[1]]) {
+				t.Errorf("Workload %s is owned by %s %s, not by a broker Job", w.Metadata.Name, ref.Kind, ref.Name)
+			}
+		}
+		if len(w.Spec.PodSets) != 1 || w.Spec.PodSets[0].Count != 2 {
+			t.Errorf("Workload %s has pod sets %+v, want one of 2 pods", w.Metadata.Name, w.Spec.PodSets)
+		}
+		if a := w.Status.Admission; a == nil || a.ClusterQueue != queue || len(a.PodSetAssignments) != 1 ||
+			a.PodSetAssignments[0].ResourceUsage["cpu"] != "200m" {
+			t.Errorf("Workload %s was admitted as %+v, want by ClusterQueue %s with 200m of CPU", w.Metadata.Name, a, queue)
+		}
+	}
+	for _, name := range instances {
+		if !owners[jobs[name]] {
+			t.Errorf("no Workload of broker Job %s", jobs[name])
+		}
+	}
+	var keygens jobList
+	if err := listObjects(&keygens, ns, "jobs", "minicluster-fn.dev/component=keygen"); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range keygens.Items {
+		if j.Spec.Suspend != nil && *j.Spec.Suspend || owners[j.Metadata.Name] {
+			t.Errorf("keygen Job %s was queued by Kueue (suspended %v)", j.Metadata.Name, *j.Spec.Suspend)
+		}
+	}
+	t.Logf("%s ran first; %s waited, Queued: %s", first, second, queuedReason)
+}
