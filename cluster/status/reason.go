@@ -84,7 +84,7 @@ func (r *reasoner) reason() string {
 	case PhaseFailed:
 		return r.failed() + r.endsWhenStuckPodFails()
 	case PhaseWaitingForCertificate:
-		return firstOf(r.keygenProblem, r.certificateMount, func() string {
+		return firstOf(r.keygenSuspended, r.keygenProblem, r.certificateMount, func() string {
 			if o.keygen != nil {
 				return fmt.Sprintf("the keygen Job %s has not created the certificate yet", o.keygen.Name)
 			}
@@ -109,6 +109,16 @@ func firstOf(finders ...func() string) string {
 		if s := f(); s != "" {
 			return s
 		}
+	}
+	return ""
+}
+
+// keygenSuspended: the keygen Job is suspended, which only Kueue does to it, where it manages
+// Jobs without a queue name (docs/kueue.md).
+func (r *reasoner) keygenSuspended() string {
+	if j := r.o.keygen; j != nil && j.Spec.Suspend != nil && *j.Spec.Suspend {
+		return fmt.Sprintf("the keygen Job %s is suspended: Kueue holds it where it manages Jobs without a queue name "+
+			"(manageJobsWithoutQueueName); run the MiniCluster in a namespace its managedJobsNamespaceSelector leaves out", j.Name)
 	}
 	return ""
 }

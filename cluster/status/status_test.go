@@ -94,6 +94,10 @@ func TestSummarize(t *testing.T) {
 			"admitted by Kueue in ClusterQueue cluster-queue (Workload job-admitting-d5328246-1a2b3); Kueue resumes the Job"}, ""},
 		"nokueue": {status.PhaseQueued, "0/2", status.CertificatePresent, []string{
 			"suspended, for Kueue's LocalQueue team-a, and Kueue has made no Workload of Job nokueue-d5328246", "is Kueue running"}, ""},
+		// Kueue, managing Jobs without a queue name, holds the keygen Job (and gave it the
+		// namespace's default LocalQueue).
+		"heldkeygen": {status.PhaseWaitingForCertificate, "0/0", status.CertificateMissing, []string{
+			"the keygen Job heldkeygen-keygen-c50f362e is suspended", "manageJobsWithoutQueueName"}, ""},
 		"cmcurve": {status.PhaseStarting, "0/1", status.CertificatePresent, []string{
 			"image registry.example/app:9 cannot be pulled (pod cmcurve-d5328246-0-abcde, container cmcurve)"}, ""},
 	}

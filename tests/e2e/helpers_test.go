@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/minicluster-fn/minicluster-fn/api/contract"
@@ -149,6 +150,8 @@ type manifests struct {
 	ServiceAccounts []*corev1.ServiceAccount
 	Roles           []*rbacv1.Role
 	RoleBindings    []*rbacv1.RoleBinding
+	// LocalQueues are Kueue's, which examples/kueue's kustomization holds beside the MiniCluster.
+	LocalQueues []*kueue.LocalQueue
 	// All holds every object, with its kind, in stream order.
 	All []object
 }
@@ -190,7 +193,8 @@ func stripComments(doc []byte) []byte {
 }
 
 // decodeManifests decodes every document strictly into its typed object; a kind this function does
-// not generate, or a field the type does not have, is an error.
+// not generate (but Kueue's LocalQueue, which an example's kustomization adds), or a field the type
+// does not have, is an error.
 func decodeManifests(data []byte) (*manifests, error) {
 	docs, err := splitDocuments(data)
 	if err != nil {
@@ -231,6 +235,9 @@ func decodeManifests(data []byte) (*manifests, error) {
 		case "RoleBinding":
 			o := &rbacv1.RoleBinding{}
 			m.RoleBindings, target, wantAPI = append(m.RoleBindings, o), o, "rbac.authorization.k8s.io/v1"
+		case "LocalQueue":
+			o := &kueue.LocalQueue{}
+			m.LocalQueues, target, wantAPI = append(m.LocalQueues, o), o, kueue.GroupVersion.String()
 		default:
 			return nil, fmt.Errorf("document %d: unexpected kind %q (apiVersion %q)", i+1, tm.Kind, tm.APIVersion)
 		}

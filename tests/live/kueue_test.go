@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -216,4 +217,163 @@ func TestKueueQuota(t *testing.T) {
 		}
 	}
 	t.Logf("%s ran first; %s waited, Queued: %s", first, second, queuedReason)
+}
+
+// podUIDs are the UIDs of the instance's broker pods that are not being deleted, by name.
+func podUIDs(t testing.TB, ns, instance string) map[string]string {
+	uids := map[string]string{}
+	for _, p := range pods(t, ns, selector(instance, "broker")) {
+		if p.Metadata.DeletionTimestamp == nil {
+			uids[p.Metadata.Name] = p.Metadata.UID
+		}
+	}
+	return uids
+}
+
+// TestKueueResize: a persistent MiniCluster queued by Kueue, resized within maxSize (2 → 3) as a
+// user does, by applying the new render. The broker Job is patched in place, as without Kueue;
+// Kueue then finds that the Job no longer matches its admitted Workload, suspends it (its brokers
+// stop), makes a Workload of the new size and admits that: the MiniCluster comes back Ready with 3
+// brokers, all started again.
+func TestKueueResize(t *testing.T) {
+	t.Parallel()
+	exhaustive(t, "a MiniCluster resized under Kueue")
+	requireImages(t)
+	label := needKueue(t)
+	takeSlot(t)
+	queue := kueueQueue(t, "live-kueue-resize", "1")
+	ns := namespace(t, "kueue-resize")
+	mustKube(t, nil, "label", "namespace", ns, label+"=true")
+	localQueue(t, ns, queue)
+
+	const instance = "persistent"
+	dir := fnDir(t, "interactive")
+	setCommand(t, dir, "  interactive: true\n", "  interactive: true\n  jobLabels:\n    kueue.x-k8s.io/queue-name: "+queue+"\n")
+	setCommand(t, dir, "    - image: ubuntu:noble\n", "    - image: ubuntu:noble\n      resources:\n        requests:\n          cpu: 100m\n")
+	apply(t, renderKustomize(t, ns, dir))
+	before := brokerJob(t, ns, instance)
+	brokersReady(t, ns, instance, 2, completeLimit)
+	uids := podUIDs(t, ns, instance)
+
+	setCommand(t, dir, "  size: 2\n", "  size: 3\n")
+	start := time.Now()
+	apply(t, renderKustomize(t, ns, dir))
+	after := brokerJob(t, ns, instance)
+	if after.Metadata.UID != before.Metadata.UID {
+		t.Fatalf("the resize replaced the broker Job (%s -> %s), want it patched", before.Metadata.Name, after.Metadata.Name)
+	}
+	// What Kueue does with it, as status shows it every second, until 3 brokers have joined.
+	phases, row := phaseSequence(t, ns, instance, completeLimit, func(r statusRow) bool {
+		return r.Phase == "Ready" && r.Joined == 3
+	})
+	took := time.Since(start)
+	restarted := 0
+	for name, uid := range podUIDs(t, ns, instance) {
+		if uids[name] == "" || uids[name] != uid {
+			restarted++
+		}
+	}
+	var workloads struct {
+		Items []workload `json:"items"`
+	}
+	if err := listObjects(&workloads, ns, "workloads", ""); err != nil {
+		t.Fatal(err)
+	}
+	counts := []int{}
+	for _, w := range workloads.Items {
+		for _, ps := range w.Spec.PodSets {
+			counts = append(counts, ps.Count)
+		}
+	}
+	if len(counts) != 1 || counts[0] != 3 {
+		t.Errorf("Workloads' pod set counts after the resize: %v, want one Workload of 3 pods", counts)
+	}
+	if restarted != 3 || !slices.Contains(phases, "Queued") {
+		t.Errorf("after the resize: %d of 3 broker pods new, phases %v; want all 3 new, after Queued (Kueue requeues a Job whose size changed)", restarted, phases)
+	}
+	t.Logf("resized 2 -> 3 under Kueue: phases %v, Ready with %d brokers %.1fs after the apply, %d of 3 broker pods new (%s)",
+		phases, row.Joined, took.Seconds(), restarted, row.Reason)
+}
+
+// TestKueuePreemption: a MiniCluster of a higher WorkloadPriorityClass preempts a running one in
+// a ClusterQueue with room for one. Kueue evicts the running one: suspends its Job, whose brokers
+// stop; status says it is Queued, evicted (Preempted). The higher one runs and completes; then the
+// preempted one is admitted again and runs its command again from the start, and completes.
+func TestKueuePreemption(t *testing.T) {
+	t.Parallel()
+	exhaustive(t, "a MiniCluster preempted under Kueue")
+	requireImages(t)
+	label := needKueue(t)
+	takeSlot(t)
+	const name = "live-kueue-preemption"
+	classes := `apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: live-kueue-low}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: live-kueue-high}
+value: 1000
+`
+	mustKube(t, []byte(classes), "apply", "--server-side", "-f", "-")
+	t.Cleanup(func() {
+		if _, err := kube([]byte(classes), "delete", "--ignore-not-found", "-f", "-"); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	queue := kueueQueue(t, name, "300m")
+	// Preemption within the ClusterQueue, of lower priority only.
+	mustKube(t, []byte(`{"spec":{"preemption":{"withinClusterQueue":"LowerPriority"}}}`), "patch", "clusterqueue", queue, "--type=merge", "--patch-file=/dev/stdin")
+	ns := namespace(t, "kueue-preemption")
+	mustKube(t, nil, "label", "namespace", ns, label+"=true")
+	localQueue(t, ns, queue)
+
+	render := func(instance, class, command string) {
+		dir := fnDir(t, "kueue")
+		setCommand(t, dir, "  name: kueue\n", "  name: "+instance+"\n")
+		setCommand(t, dir, "QUEUE", queue+"\n    kueue.x-k8s.io/priority-class: "+class)
+		setCommand(t, dir, "command: sleep 20", "command: "+command)
+		apply(t, renderKustomize(t, ns, dir))
+	}
+	render("low", "live-kueue-low", "sleep 40")
+	lowJob := brokerJob(t, ns, "low").Metadata.Name
+	brokersReady(t, ns, "low", 2, completeLimit)
+	lowPods := podUIDs(t, ns, "low")
+
+	start := time.Now()
+	render("high", "live-kueue-high", "sleep 10")
+	highJob := brokerJob(t, ns, "high").Metadata.Name
+	// Until the high one completes: never both running; the low one Queued, evicted.
+	var evicted string
+	poll(t, "the higher-priority MiniCluster to complete", kueueLimit, false, func() (bool, string, error) {
+		var hj job
+		if err := getObject(&hj, ns, "jobs", highJob); err != nil {
+			return false, "", err
+		}
+		if activePods(t, ns, highJob) > 0 && activePods(t, ns, lowJob) > 0 {
+			return false, "", fmt.Errorf("the broker pods of both MiniClusters run at once, over the quota")
+		}
+		if row, ok := miniClusterStatus(t, ns, "low"); ok && row.Phase == "Queued" && strings.Contains(row.Reason, "Preempted") && evicted == "" {
+			evicted = row.Reason
+		}
+		s, _ := hj.condition("Complete")
+		return s == "True", fmt.Sprintf("high: active %d; low: %d active pods", hj.Status.Active, activePods(t, ns, lowJob)), nil
+	})
+	highDone := time.Since(start)
+	if evicted == "" {
+		t.Error("status never said the preempted MiniCluster was Queued after a preemption")
+	}
+	jobComplete(t, ns, lowJob, kueueLimit)
+	lowDone := time.Since(start)
+	// The low one ran again from the start: its broker pods are new.
+	for name, uid := range lowPods {
+		for _, p := range pods(t, ns, selector("low", "broker")) {
+			if p.Metadata.Name == name && p.Metadata.UID == uid {
+				t.Errorf("broker pod %s of the preempted MiniCluster was not replaced", name)
+			}
+		}
+	}
+	t.Logf("the higher one completed %.1fs after its apply, the preempted one %.1fs after; status while preempted: %s",
+		highDone.Seconds(), lowDone.Seconds(), evicted)
 }
