@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kueueconstants "sigs.k8s.io/kueue/pkg/controller/constants"
 
 	"github.com/minicluster-fn/minicluster-fn/api/contract"
 	"github.com/minicluster-fn/minicluster-fn/api/v1alpha2"
@@ -192,6 +193,11 @@ func classify(old, new []*unstructured.Unstructured, maxSize int) verdict {
 			within = fmt.Sprintf(", within maxSize %d", maxSize)
 		}
 		v.effect = fmt.Sprintf("%d → %d%s: the same Job %s is patched, running work goes on", oldSize, newSize, within, oldJob)
+		if queue := v.newBroker.GetLabels()[kueueconstants.QueueLabel]; queue != "" {
+			v.kind = Requeued
+			v.effect = fmt.Sprintf("%d → %d%s: the same Job %s is patched, and Kueue (LocalQueue %s) requeues it: it suspends the Job, "+
+				"ending running work, and starts every broker again once it admits the new size", oldSize, newSize, within, oldJob, queue)
+		}
 	case changed > 0:
 		v.kind = Updated
 		v.effect = fmt.Sprintf("broker Job %s stays, running work goes on; %s", oldJob, describeChanges(v.objects))

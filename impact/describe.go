@@ -24,7 +24,7 @@ func objectCauses(old, new []*unstructured.Unstructured, v verdict) []string {
 	}
 	oldSpec, _, _ := unstructured.NestedMap(v.oldBroker.Object, "spec")
 	newSpec, _, _ := unstructured.NestedMap(v.newBroker.Object, "spec")
-	if v.kind == ResizedInPlace {
+	if v.kind == ResizedInPlace || v.kind == Requeued {
 		return append(causes, "broker Job parallelism and completions")
 	}
 	// The broker Job refers to its entrypoint ConfigMap by a name that follows its own: compare

@@ -35,6 +35,10 @@ const (
 	// ResizedInPlace: the broker Job's parallelism and completions are patched; the same Job
 	// goes on, with its running work.
 	ResizedInPlace
+	// Requeued: the broker Job's parallelism and completions are patched, and Kueue queues it
+	// (kueue.x-k8s.io/queue-name): the Job no longer matches its admitted Workload, so Kueue
+	// suspends it, ending the running work, and admits it again at the new size (docs/kueue.md).
+	Requeued
 	// Added: a new MiniCluster starts.
 	Added
 	// Removed: every object is pruned: the running Job ends and a certificate made for it is
@@ -47,7 +51,7 @@ const (
 	NewCertificate
 )
 
-var kindNames = [...]string{"unchanged", "metadata only", "updated", "resized in place", "added", "removed", "replaced", "new certificate"}
+var kindNames = [...]string{"unchanged", "metadata only", "updated", "resized in place", "requeued", "added", "removed", "replaced", "new certificate"}
 
 func (k Kind) String() string { return kindNames[k] }
 

@@ -146,6 +146,24 @@ func TestImpactOfEachKind(t *testing.T) {
 	}
 }
 
+// TestImpactOfResizeUnderKueue: the same resize of a MiniCluster whose broker Job Kueue queues
+// patches the same Job, which Kueue then requeues: running work ends.
+func TestImpactOfResizeUnderKueue(t *testing.T) {
+	queued := edit(persistent, "  interactive: true\n", "  interactive: true\n  jobLabels: {kueue.x-k8s.io/queue-name: hpc}\n")
+	resized := edit(queued, "size: 2", "size: 3")
+	for name, results := range map[string][]Result{
+		"MiniClusters": Compare(sets(t, map[string]string{"a.yaml": queued}), sets(t, map[string]string{"a.yaml": resized})),
+		"rendered":     Compare(rendered(t, map[string]string{"a.yaml": queued}), rendered(t, map[string]string{"a.yaml": resized})),
+	} {
+		if len(results) != 1 || results[0].Impact != Requeued {
+			t.Fatalf("%s: %+v, want impact %s", name, results, Requeued)
+		}
+		if want := "Kueue (LocalQueue hpc) requeues it"; !strings.Contains(results[0].Effect, want) || !strings.Contains(results[0].Effect, "2 → 3") {
+			t.Errorf("%s: effect %q, want it to say 2 → 3 and %q", name, results[0].Effect, want)
+		}
+	}
+}
+
 // TestImpactOfRenamesAndRemovals: a MiniCluster removed, one added, one renamed (a removal and
 // an addition that say so), two that swap names (each replaced), and one moved to another file
 // (unchanged, with a note).
