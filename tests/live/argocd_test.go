@@ -919,7 +919,111 @@ func testArgoCDLiveKustomizeExec(t *testing.T) {
 		t.Logf("with --enable-exec back: %s", app.state())
 	})
 
+	t.Run("queued by Kueue", func(t *testing.T) { argocdKueue(t, a) })
 	t.Run("delete a MiniCluster", func(t *testing.T) { argocdDelete(t, a, persistent) })
+}
+
+// argocdKueue (make test-all): two queued MiniClusters added to the Application, with room in
+// their ClusterQueue's quota for one. Argo CD's health (examples/argocd's check) reads the queued
+// one's Job as Progressing, "queued by Kueue"; while the first runs, three hard refreshes with
+// self-heal on never suspend it again nor start the second; both complete, and the Application is
+// Synced and Healthy. They are removed from the Application at the end.
+func argocdKueue(t *testing.T, a *argocdTest) {
+	exhaustive(t, "Kueue with Argo CD")
+	label := needKueue(t)
+	queue := kueueQueue(t, "live-kueue-argocd", "300m")
+	mustKube(t, nil, "label", "namespace", argocdTarget, label+"=true")
+	t.Cleanup(func() { _, _ = kube(nil, "label", "namespace", argocdTarget, label+"-") })
+	localQueue(t, argocdTarget, queue)
+
+	// The first is pushed and runs before the second is pushed, so that the second is the one
+	// queued; named so that Argo CD, which takes the Application's health message from the first
+	// resource of the least healthy status, takes the queued Job's.
+	const first, second = "kueue-run", "kueue-queued"
+	generator := "metadata:\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n    config.kubernetes.io/function: |\n      exec:\n        path: minicluster-fn\n"
+	kustomization := a.repo.read(t, argocdAppDir+"/kustomization.yaml")
+	t.Cleanup(func() {
+		a.repo.write(t, argocdAppDir+"/kustomization.yaml", kustomization)
+		rev := a.repo.push(t, "Without the queued MiniClusters")
+		refresh(t)
+		synced(t, rev)
+	})
+	brokerJobOf := func(name string) (job, error) {
+		var l jobList
+		if err := listObjects(&l, argocdTarget, "jobs", selector(name, "broker")); err != nil || len(l.Items) != 1 {
+			return job{}, fmt.Errorf("broker Jobs of %s: %d (%v)", name, len(l.Items), err)
+		}
+		return l.Items[0], nil
+	}
+	for _, mc := range []struct{ name, command string }{{first, "sleep 60"}, {second, "sleep 5"}} {
+		a.repo.write(t, argocdAppDir+"/"+mc.name+".yaml", strings.Replace(queuedMiniCluster(mc.name, queue, mc.command), "metadata:\n", generator, 1))
+		a.repo.replace(t, argocdAppDir+"/kustomization.yaml", "  - minicluster.yaml\n", "  - minicluster.yaml\n  - "+mc.name+".yaml\n")
+		a.repo.push(t, "A queued MiniCluster: "+mc.name)
+		refresh(t)
+		if mc.name == first {
+			waitFor(t, "the broker pods of "+first+" running", argocdStepLimit, func() (bool, string, error) {
+				j, err := brokerJobOf(first)
+				if err != nil {
+					return false, err.Error(), nil
+				}
+				n := activePods(t, argocdTarget, j.Metadata.Name)
+				return n == 2, fmt.Sprintf("%d active broker pods", n), nil
+			})
+		}
+	}
+
+	var firstJob, secondJob string
+	var queuedHealth string
+	waitFor(t, "the second queued MiniCluster Progressing in Argo CD, queued by Kueue", argocdStepLimit, func() (bool, string, error) {
+		j1, err1 := brokerJobOf(first)
+		j2, err2 := brokerJobOf(second)
+		if err1 != nil || err2 != nil {
+			return false, fmt.Sprint(err1, err2), nil
+		}
+		firstJob, secondJob = j1.Metadata.Name, j2.Metadata.Name
+		app := getApplication(t)
+		if r, ok := app.resource("Job", secondJob); ok && r.Health != nil {
+			queuedHealth = r.Health.Status + ": " + r.Health.Message
+		} else if strings.Contains(app.Status.Health.Message, "queued by Kueue") {
+			queuedHealth = app.Status.Health.Status + ": " + app.Status.Health.Message
+		}
+		if activePods(t, argocdTarget, firstJob) > 0 && (j2.Spec.Suspend == nil || !*j2.Spec.Suspend) {
+			return false, "", fmt.Errorf("the queued MiniCluster's Job %s runs beside the first", secondJob)
+		}
+		done := strings.HasPrefix(queuedHealth, "Progressing") && strings.Contains(queuedHealth, "queued by Kueue in LocalQueue "+queue)
+		return done, app.state() + "; queued Job: " + queuedHealth, nil
+	})
+	uids := podUIDs(t, argocdTarget, first)
+	for i := 1; i <= 3; i++ {
+		refresh(t)
+		time.Sleep(5 * time.Second)
+		var j, q job
+		if err := getObject(&j, argocdTarget, "jobs", firstJob); err != nil {
+			t.Fatal(err)
+		}
+		if err := getObject(&q, argocdTarget, "jobs", secondJob); err != nil {
+			t.Fatal(err)
+		}
+		if j.Spec.Suspend != nil && *j.Spec.Suspend {
+			t.Fatalf("after refresh %d the running MiniCluster's Job %s is suspended", i, firstJob)
+		}
+		if activePods(t, argocdTarget, firstJob) > 0 && (q.Spec.Suspend == nil || !*q.Spec.Suspend) {
+			t.Fatalf("after refresh %d the queued MiniCluster's Job %s runs beside the first", i, secondJob)
+		}
+	}
+	for name, uid := range uids {
+		found := false
+		for _, p := range pods(t, argocdTarget, selector(first, "broker")) {
+			found = found || p.Metadata.Name == name && p.Metadata.UID == uid
+		}
+		if !found {
+			t.Errorf("broker pod %s of the running MiniCluster was replaced during the refreshes", name)
+		}
+	}
+	jobComplete(t, argocdTarget, firstJob, kueueLimit)
+	jobComplete(t, argocdTarget, secondJob, kueueLimit)
+	app, _ := synced(t, gitCmd(t, a.repo.dir, "rev-parse", "HEAD"))
+	t.Logf("Argo CD read the queued Job as %q; three hard refreshes with self-heal left both as they were; both completed; %s", queuedHealth, app.state())
 }
 
 // testArgoCDLiveCMP is setup (b): the plugin sidecar renders the Application that names it; Argo

@@ -214,9 +214,10 @@ type kustomization struct {
 		Wait bool `json:"wait"`
 	} `json:"spec"`
 	Status struct {
-		LastAppliedRevision   string      `json:"lastAppliedRevision"`
-		LastAttemptedRevision string      `json:"lastAttemptedRevision"`
-		Conditions            []condition `json:"conditions"`
+		LastAppliedRevision    string      `json:"lastAppliedRevision"`
+		LastAttemptedRevision  string      `json:"lastAttemptedRevision"`
+		LastHandledReconcileAt string      `json:"lastHandledReconcileAt"`
+		Conditions             []condition `json:"conditions"`
 	} `json:"status"`
 }
 
@@ -494,11 +495,13 @@ func allPruned(t *testing.T, ns, instance string, resources ...string) {
 }
 
 // requestReconcile asks a Flux CD controller to reconcile the object now, as `flux reconcile`
-// does: by setting the reconcile.fluxcd.io/requestedAt annotation.
-func requestReconcile(t *testing.T, ns, resource, name string) {
+// does: by setting the reconcile.fluxcd.io/requestedAt annotation, whose value it returns (the
+// controller copies it to status.lastHandledReconcileAt once it has handled the request).
+func requestReconcile(t *testing.T, ns, resource, name string) string {
 	t.Helper()
-	mustKube(t, nil, "-n", ns, "annotate", "--overwrite", resource, name,
-		"reconcile.fluxcd.io/requestedAt="+time.Now().Format(time.RFC3339Nano))
+	at := time.Now().Format(time.RFC3339Nano)
+	mustKube(t, nil, "-n", ns, "annotate", "--overwrite", resource, name, "reconcile.fluxcd.io/requestedAt="+at)
+	return at
 }
 
 // sourceState is the Ready condition of a Flux CD source, and the revision of its artifact.

@@ -377,3 +377,118 @@ value: 1000
 	t.Logf("the higher one completed %.1fs after its apply, the preempted one %.1fs after; status while preempted: %s",
 		highDone.Seconds(), lowDone.Seconds(), evicted)
 }
+
+// queuedMiniCluster is a MiniCluster of 2 brokers of 100m CPU in Kueue's LocalQueue queue, on the
+// stand-in images, for the GitOps tests.
+func queuedMiniCluster(name, queue, command string) string {
+	return fmt.Sprintf(`apiVersion: flux-framework.org/v1alpha2
+kind: MiniCluster
+metadata:
+  name: %s
+spec:
+  size: 2
+  jobLabels:
+    kueue.x-k8s.io/queue-name: %s
+  logging:
+    quiet: true
+  flux:
+    container:
+      image: %s
+  containers:
+    - image: %s
+      command: %s
+      resources:
+        requests:
+          cpu: 100m
+`, name, queue, suite.images.view, suite.images.app, command)
+}
+
+// TestKueueFluxCD: two queued MiniClusters from Git through Flux CD, with room in the quota for
+// one. While the first runs and the second waits, each Kustomization is reconciled three times
+// (flux reconcile's annotation): the running one is never suspended again and keeps its broker
+// pods, the queued one never starts before the first has ended; both complete.
+func TestKueueFluxCD(t *testing.T) {
+	t.Parallel()
+	exhaustive(t, "Kueue with Flux CD")
+	label := needKueue(t)
+	queue := kueueQueue(t, "live-kueue-fluxcd", "300m")
+	repo, _ := newFluxCDTest(t, "kueue-fluxcd")
+	system, target := repo.system, repo.target
+	mustKube(t, nil, "label", "namespace", target, label+"=true")
+	localQueue(t, target, queue)
+
+	const first, second = "kueue-long", "kueue-short"
+	repo.write(t, "hpc/"+first+".yaml", queuedMiniCluster(first, queue, "sleep 60"))
+	rev := repo.commit(t, "The first queued MiniCluster")
+	repo.bootstrap(t)
+	// It runs first: the second comes once it does.
+	waitFor(t, "the broker pods of "+first+" running", fluxcdStepLimit, func() (bool, string, error) {
+		var jobs jobList
+		if err := listObjects(&jobs, target, "jobs", selector(first, "broker")); err != nil || len(jobs.Items) != 1 {
+			return false, fmt.Sprintf("broker Jobs: %v", err), nil
+		}
+		n := activePods(t, target, jobs.Items[0].Metadata.Name)
+		return n == 2, fmt.Sprintf("%d active broker pods", n), nil
+	})
+	repo.write(t, "hpc/"+second+".yaml", queuedMiniCluster(second, queue, "sleep 5"))
+	rev = repo.commit(t, "The second queued MiniCluster")
+	requestReconcile(t, system, "gitrepositories", "flux-system")
+	kustomizationReady(t, system, "flux-system", rev, fluxcdStepLimit)
+	// Flux CD counts a suspended Job as Current: the queued MiniCluster's Kustomization is Ready.
+	kustomizationReady(t, system, "miniclusters-"+second, rev, fluxcdStepLimit)
+	firstJob, secondJob := brokerJob(t, target, first), brokerJob(t, target, second)
+	if s := secondJob.Spec.Suspend; s == nil || !*s {
+		t.Fatalf("the second MiniCluster's broker Job %s is not suspended while the first runs", secondJob.Metadata.Name)
+	}
+	if row, _ := miniClusterStatus(t, target, second); row.Phase != "Queued" {
+		t.Errorf("status of the second MiniCluster: %s (%s), want Queued", row.Phase, row.Reason)
+	}
+	uids := podUIDs(t, target, first)
+
+	// Three reconciles of each, while the first runs.
+	var lastFirst string
+	for i := 1; i <= 3; i++ {
+		lastFirst = requestReconcile(t, system, "kustomizations", "miniclusters-"+first)
+		at := requestReconcile(t, system, "kustomizations", "miniclusters-"+second)
+		waitFor(t, fmt.Sprintf("reconcile %d of Kustomization miniclusters-%s handled", i, second), fluxcdStepLimit, func() (bool, string, error) {
+			var k kustomization
+			if err := getObject(&k, system, "kustomizations", "miniclusters-"+second); err != nil {
+				return false, "", err
+			}
+			return k.Status.LastHandledReconcileAt == at, "last handled " + k.Status.LastHandledReconcileAt, nil
+		})
+		var j job
+		if err := getObject(&j, target, "jobs", firstJob.Metadata.Name); err != nil {
+			t.Fatal(err)
+		}
+		if j.Spec.Suspend != nil && *j.Spec.Suspend {
+			t.Fatalf("after reconcile %d the running MiniCluster's Job %s is suspended", i, j.Metadata.Name)
+		}
+		if err := getObject(&j, target, "jobs", secondJob.Metadata.Name); err != nil {
+			t.Fatal(err)
+		}
+		if activePods(t, target, firstJob.Metadata.Name) > 0 && (j.Spec.Suspend == nil || !*j.Spec.Suspend) {
+			t.Fatalf("after reconcile %d the queued MiniCluster's Job %s runs beside the first", i, j.Metadata.Name)
+		}
+	}
+	for name, uid := range uids {
+		found := false
+		for _, p := range pods(t, target, selector(first, "broker")) {
+			found = found || p.Metadata.Name == name && p.Metadata.UID == uid
+		}
+		if !found {
+			t.Errorf("broker pod %s of the running MiniCluster was replaced during the reconciles", name)
+		}
+	}
+	jobComplete(t, target, firstJob.Metadata.Name, kueueLimit)
+	jobComplete(t, target, secondJob.Metadata.Name, kueueLimit)
+	// The running one's reconciles were handled too (its health check waited for the Job).
+	waitFor(t, "the reconciles of Kustomization miniclusters-"+first+" handled", fluxcdStepLimit, func() (bool, string, error) {
+		var k kustomization
+		if err := getObject(&k, system, "kustomizations", "miniclusters-"+first); err != nil {
+			return false, "", err
+		}
+		return k.Status.LastHandledReconcileAt == lastFirst, "last handled " + k.Status.LastHandledReconcileAt, nil
+	})
+	t.Logf("Flux CD reconciled both Kustomizations 3 times while %s ran and %s was queued: neither changed state; both completed", first, second)
+}
