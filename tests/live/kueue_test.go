@@ -212,8 +212,8 @@ func TestKueueQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, j := range keygens.Items {
-		if j.Spec.Suspend != nil && *j.Spec.Suspend || owners[j.Metadata.Name] {
-			t.Errorf("keygen Job %s was queued by Kueue (suspended %v)", j.Metadata.Name, *j.Spec.Suspend)
+		if suspended := j.Spec.Suspend != nil && *j.Spec.Suspend; suspended || owners[j.Metadata.Name] {
+			t.Errorf("keygen Job %s was queued by Kueue (suspended %v, a Workload of its own %v)", j.Metadata.Name, suspended, owners[j.Metadata.Name])
 		}
 	}
 	t.Logf("%s ran first; %s waited, Queued: %s", first, second, queuedReason)
