@@ -143,12 +143,17 @@ power_off() {
   # shellcheck disable=SC2207 # PIDs, one a line
   pids+=($(shims "$(node_sock "$i")") $(cgroup_pids "$(node_cgroup "$i")"))
   [ ${#pids[@]} = 0 ] || kill -KILL "${pids[@]}" 2>/dev/null || true
-  # Killed while frozen, they die when thawed.
+  # Killed while frozen, they die when thawed. A process in uninterruptible sleep (its I/O) dies
+  # only once that returns: seconds on a machine whose disk a cold run's builds keep busy (a
+  # cold run saw one outlive a deadline of 10 s).
   freeze "$(node_cgroup "$i")" THAWED
-  local deadline=$((SECONDS + 10))
+  local deadline=$((SECONDS + 60))
   for pid in "${pids[@]}"; do
     while alive "$pid" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
-    alive "$pid" && { echo "node: process $pid of node $i still runs after SIGKILL" >&2; return 1; }
+    if alive "$pid"; then
+      echo "node: process $pid of node $i still runs 60 s after SIGKILL: $(ps -o stat=,wchan=,args= -p "$pid" 2>/dev/null)" >&2
+      return 1
+    fi
   done
   rm -f "$STATE/run/kubelet-n$i.pid" "$STATE/run/containerd-n$i.pid"
   return 0

@@ -210,10 +210,6 @@ func powerOffRank(t *testing.T, ns, instance, jobName, phase string, ranks ...st
 		t.Fatalf("no broker of rank %v runs on an added node (%v)", ranks, added)
 	}
 	t.Logf("powering off node %s, which runs rank %s (pod %s)", l.node, l.victim.index(), l.victim.Metadata.Name)
-	off := time.Now()
-	if err := runScript(filepath.Join(suite.clusterDir, "node.sh"), "stop", l.node); err != nil {
-		t.Fatalf("node.sh stop %s: %v", l.node, err)
-	}
 	var once sync.Once
 	l.powerOn = func() {
 		once.Do(func() {
@@ -222,7 +218,13 @@ func powerOffRank(t *testing.T, ns, instance, jobName, phase string, ranks ...st
 			}
 		})
 	}
+	// Registered first: a power-off that fails half-way (its kubelet killed, a process left) still
+	// gets the node back, for the node tests after this one.
 	t.Cleanup(l.powerOn)
+	off := time.Now()
+	if err := runScript(filepath.Join(suite.clusterDir, "node.sh"), "stop", l.node); err != nil {
+		t.Fatalf("node.sh stop %s: %v", l.node, err)
+	}
 	l.step = func(what string) {
 		t.Logf("%.1fs after the power-off: %s", time.Since(off).Seconds(), what)
 		recordPhase(phase+": "+what, time.Since(off), "")
