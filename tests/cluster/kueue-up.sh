@@ -91,15 +91,16 @@ wait_for kueue 60 curl -sf "http://127.0.0.1:$KUEUE_HEALTH_PORT/readyz"
 # namespaces.
 say "webhooks"
 ca=$(base64 -w0 < "$pki/ca.crt")
+# kubectl prints the two configurations as two JSON documents: jq reads them as one array (-s).
 kubectl create --dry-run=client -o json -f "$kueue/webhooks.yaml" |
-  jq --arg base "https://127.0.0.1:$KUEUE_WEBHOOK_PORT" --arg ca "$ca" --arg nslabel "$KUEUE_NAMESPACE_LABEL" '
-    .items[] |= (
+  jq -s --arg base "https://127.0.0.1:$KUEUE_WEBHOOK_PORT" --arg ca "$ca" --arg nslabel "$KUEUE_NAMESPACE_LABEL" '
+    {apiVersion: "v1", kind: "List", items: [.[] | (if .kind == "List" then .items[] else . end) |
       .metadata = {name: ("kueue-" + .metadata.name)} |
       .webhooks |= map(
         select(.rules | any(.apiGroups | any(. == "batch" or . == "kueue.x-k8s.io"))) |
         .clientConfig = {url: ($base + .clientConfig.service.path), caBundle: $ca} |
         if (.rules | any(.apiGroups | any(. == "batch")))
-        then .namespaceSelector = {matchLabels: {($nslabel): "true"}} else . end))' |
+        then .namespaceSelector = {matchLabels: {($nslabel): "true"}} else . end)]}' |
   kubectl apply --server-side --field-manager=kueue-up -f - > /dev/null
 
 # The API server calls the webhooks once it has read their configurations: a Job with a queue
