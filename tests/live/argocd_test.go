@@ -923,11 +923,13 @@ func testArgoCDLiveKustomizeExec(t *testing.T) {
 	t.Run("delete a MiniCluster", func(t *testing.T) { argocdDelete(t, a, persistent) })
 }
 
-// argocdKueue (make test-all): two queued MiniClusters added to the Application, with room in
-// their ClusterQueue's quota for one. Argo CD's health (examples/argocd's check) reads the queued
-// one's Job as Progressing, "queued by Kueue"; while the first runs, three hard refreshes with
-// self-heal on never suspend it again nor start the second; both complete, and the Application is
-// Synced and Healthy. They are removed from the Application at the end.
+// argocdKueue (make test-all): two queued MiniClusters added to the Application, one after the
+// other, with room in their ClusterQueue's quota for one. While the first runs, the second waits
+// suspended, and three hard refreshes with self-heal on never suspend the first again nor start the
+// second. With the ClusterQueue held (stopPolicy Hold: no new admission) when the first ends, the
+// queued Job is the only one not Healthy: the Application reads Progressing (the health check of
+// examples/argocd), not Suspended as with Argo CD's own. Released, the second runs and completes,
+// and the Application is Synced and Healthy. They are removed from the Application at the end.
 func argocdKueue(t *testing.T, a *argocdTest) {
 	exhaustive(t, "Kueue with Argo CD")
 	label := needKueue(t)
@@ -936,9 +938,6 @@ func argocdKueue(t *testing.T, a *argocdTest) {
 	t.Cleanup(func() { _, _ = kube(nil, "label", "namespace", argocdTarget, label+"-") })
 	localQueue(t, argocdTarget, queue)
 
-	// The first is pushed and runs before the second is pushed, so that the second is the one
-	// queued; named so that Argo CD, which takes the Application's health message from the first
-	// resource of the least healthy status, takes the queued Job's.
 	const first, second = "kueue-run", "kueue-queued"
 	generator := "metadata:\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n    config.kubernetes.io/function: |\n      exec:\n        path: minicluster-fn\n"
 	kustomization := a.repo.read(t, argocdAppDir+"/kustomization.yaml")
@@ -955,60 +954,50 @@ func argocdKueue(t *testing.T, a *argocdTest) {
 		}
 		return l.Items[0], nil
 	}
-	for _, mc := range []struct{ name, command string }{{first, "sleep 60"}, {second, "sleep 5"}} {
-		a.repo.write(t, argocdAppDir+"/"+mc.name+".yaml", strings.Replace(queuedMiniCluster(mc.name, queue, mc.command), "metadata:\n", generator, 1))
-		a.repo.replace(t, argocdAppDir+"/kustomization.yaml", "  - minicluster.yaml\n", "  - minicluster.yaml\n  - "+mc.name+".yaml\n")
-		a.repo.push(t, "A queued MiniCluster: "+mc.name)
+	add := func(name, command string) {
+		a.repo.write(t, argocdAppDir+"/"+name+".yaml", strings.Replace(queuedMiniCluster(name, queue, command), "metadata:\n", generator, 1))
+		a.repo.replace(t, argocdAppDir+"/kustomization.yaml", "  - minicluster.yaml\n", "  - minicluster.yaml\n  - "+name+".yaml\n")
+		a.repo.push(t, "A queued MiniCluster: "+name)
 		refresh(t)
-		if mc.name == first {
-			waitFor(t, "the broker pods of "+first+" running", argocdStepLimit, func() (bool, string, error) {
-				j, err := brokerJobOf(first)
-				if err != nil {
-					return false, err.Error(), nil
-				}
-				n := activePods(t, argocdTarget, j.Metadata.Name)
-				return n == 2, fmt.Sprintf("%d active broker pods", n), nil
-			})
-		}
 	}
+	suspended := func(j job) bool { return j.Spec.Suspend != nil && *j.Spec.Suspend }
 
+	add(first, "sleep 60")
 	var firstJob, secondJob string
-	var queuedHealth string
-	waitFor(t, "the second queued MiniCluster Progressing in Argo CD, queued by Kueue", argocdStepLimit, func() (bool, string, error) {
-		j1, err1 := brokerJobOf(first)
-		j2, err2 := brokerJobOf(second)
-		if err1 != nil || err2 != nil {
-			return false, fmt.Sprint(err1, err2), nil
+	waitFor(t, "the broker pods of "+first+" running", argocdStepLimit, func() (bool, string, error) {
+		j, err := brokerJobOf(first)
+		if err != nil {
+			return false, err.Error(), nil
 		}
-		firstJob, secondJob = j1.Metadata.Name, j2.Metadata.Name
-		app := getApplication(t)
-		if r, ok := app.resource("Job", secondJob); ok && r.Health != nil {
-			queuedHealth = r.Health.Status + ": " + r.Health.Message
-		} else if strings.Contains(app.Status.Health.Message, "queued by Kueue") {
-			queuedHealth = app.Status.Health.Status + ": " + app.Status.Health.Message
-		}
-		if activePods(t, argocdTarget, firstJob) > 0 && (j2.Spec.Suspend == nil || !*j2.Spec.Suspend) {
-			return false, "", fmt.Errorf("the queued MiniCluster's Job %s runs beside the first", secondJob)
-		}
-		done := strings.HasPrefix(queuedHealth, "Progressing") && strings.Contains(queuedHealth, "queued by Kueue in LocalQueue "+queue)
-		return done, app.state() + "; queued Job: " + queuedHealth, nil
+		firstJob = j.Metadata.Name
+		n := activePods(t, argocdTarget, firstJob)
+		return n == 2, fmt.Sprintf("%d active broker pods", n), nil
 	})
 	uids := podUIDs(t, argocdTarget, first)
+	// No new admission from here on; what runs goes on.
+	mustKube(t, []byte(`{"spec":{"stopPolicy":"Hold"}}`), "patch", "clusterqueue", queue, "--type=merge", "--patch-file=/dev/stdin")
+	add(second, "sleep 5")
+	waitFor(t, "the second MiniCluster's broker Job, suspended by Kueue", argocdStepLimit, func() (bool, string, error) {
+		j, err := brokerJobOf(second)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		secondJob = j.Metadata.Name
+		return suspended(j), fmt.Sprintf("suspended %v", suspended(j)), nil
+	})
 	for i := 1; i <= 3; i++ {
 		refresh(t)
 		time.Sleep(5 * time.Second)
-		var j, q job
-		if err := getObject(&j, argocdTarget, "jobs", firstJob); err != nil {
-			t.Fatal(err)
+		j, err1 := brokerJobOf(first)
+		q, err2 := brokerJobOf(second)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
 		}
-		if err := getObject(&q, argocdTarget, "jobs", secondJob); err != nil {
-			t.Fatal(err)
-		}
-		if j.Spec.Suspend != nil && *j.Spec.Suspend {
+		if suspended(j) && activePods(t, argocdTarget, firstJob) > 0 {
 			t.Fatalf("after refresh %d the running MiniCluster's Job %s is suspended", i, firstJob)
 		}
-		if activePods(t, argocdTarget, firstJob) > 0 && (q.Spec.Suspend == nil || !*q.Spec.Suspend) {
-			t.Fatalf("after refresh %d the queued MiniCluster's Job %s runs beside the first", i, secondJob)
+		if !suspended(q) {
+			t.Fatalf("after refresh %d the queued MiniCluster's Job %s is not suspended", i, secondJob)
 		}
 	}
 	for name, uid := range uids {
@@ -1021,9 +1010,22 @@ func argocdKueue(t *testing.T, a *argocdTest) {
 		}
 	}
 	jobComplete(t, argocdTarget, firstJob, kueueLimit)
+	// Every resource but the held Job is Healthy now: the Application's health is that Job's.
+	var health string
+	refresh(t)
+	waitFor(t, "the Application Progressing with only the queued Job not Healthy", argocdStepLimit, func() (bool, string, error) {
+		app := getApplication(t)
+		health = app.Status.Health.Status
+		if health == "Suspended" || health == "Healthy" {
+			return false, "", fmt.Errorf("with the queued Job %s the Application is %s: %s", secondJob, health, app.state())
+		}
+		return health == "Progressing" && app.Status.Sync.Status == "Synced", app.state(), nil
+	})
+	mustKube(t, []byte(`{"spec":{"stopPolicy":"None"}}`), "patch", "clusterqueue", queue, "--type=merge", "--patch-file=/dev/stdin")
 	jobComplete(t, argocdTarget, secondJob, kueueLimit)
 	app, _ := synced(t, gitCmd(t, a.repo.dir, "rev-parse", "HEAD"))
-	t.Logf("Argo CD read the queued Job as %q; three hard refreshes with self-heal left both as they were; both completed; %s", queuedHealth, app.state())
+	t.Logf("three hard refreshes with self-heal left the running and the queued MiniCluster as they were; with only the queued Job left, the Application was %s; released, it completed: %s",
+		health, app.state())
 }
 
 // testArgoCDLiveCMP is setup (b): the plugin sidecar renders the Application that names it; Argo
