@@ -1000,12 +1000,9 @@ func argocdKueue(t *testing.T, a *argocdTest) {
 			t.Fatalf("after refresh %d the queued MiniCluster's Job %s is not suspended", i, secondJob)
 		}
 	}
+	now := podUIDs(t, argocdTarget, first)
 	for name, uid := range uids {
-		found := false
-		for _, p := range pods(t, argocdTarget, selector(first, "broker")) {
-			found = found || p.Metadata.Name == name && p.Metadata.UID == uid
-		}
-		if !found {
+		if now[name] != uid {
 			t.Errorf("broker pod %s of the running MiniCluster was replaced during the refreshes", name)
 		}
 	}
