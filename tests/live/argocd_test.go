@@ -934,9 +934,7 @@ func argocdKueue(t *testing.T, a *argocdTest) {
 	exhaustive(t, "Kueue with Argo CD")
 	label := needKueue(t)
 	queue := kueueQueue(t, "live-kueue-argocd", "300m")
-	mustKube(t, nil, "label", "namespace", argocdTarget, label+"=true")
-	t.Cleanup(func() { _, _ = kube(nil, "label", "namespace", argocdTarget, label+"-") })
-	localQueue(t, argocdTarget, queue)
+	localQueue(t, label, argocdTarget, queue)
 
 	const first, second = "kueue-run", "kueue-queued"
 	generator := "metadata:\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n    config.kubernetes.io/function: |\n      exec:\n        path: minicluster-fn\n"

@@ -68,9 +68,12 @@ spec:
 	return name
 }
 
-// localQueue makes the LocalQueue name in ns for the ClusterQueue of the same name.
-func localQueue(t *testing.T, ns, name string) {
+// localQueue makes ns one that Kueue manages (the label needKueue returns, taken off again when
+// the test ends) and the LocalQueue name in it for the ClusterQueue of the same name.
+func localQueue(t *testing.T, label, ns, name string) {
 	t.Helper()
+	mustKube(t, nil, "label", "namespace", ns, label+"=true")
+	t.Cleanup(func() { _, _ = kube(nil, "label", "namespace", ns, label+"-") })
 	mustKube(t, []byte(fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {name: %[1]s, namespace: %[2]s}
@@ -91,8 +94,7 @@ func TestKueueQuota(t *testing.T) {
 	// Room for one MiniCluster of 2 brokers of 100m, not two.
 	queue := kueueQueue(t, "live-kueue-quota", "300m")
 	ns := namespace(t, "kueue-quota")
-	mustKube(t, nil, "label", "namespace", ns, label+"=true")
-	localQueue(t, ns, queue)
+	localQueue(t, label, ns, queue)
 
 	instances := []string{"kueue-a", "kueue-b"}
 	for _, name := range instances {
@@ -243,8 +245,7 @@ func TestKueueResize(t *testing.T) {
 	takeSlot(t)
 	queue := kueueQueue(t, "live-kueue-resize", "1")
 	ns := namespace(t, "kueue-resize")
-	mustKube(t, nil, "label", "namespace", ns, label+"=true")
-	localQueue(t, ns, queue)
+	localQueue(t, label, ns, queue)
 
 	const instance = "persistent"
 	dir := fnDir(t, "interactive")
@@ -326,8 +327,7 @@ value: 1000
 	// Preemption within the ClusterQueue, of lower priority only.
 	mustKube(t, []byte(`{"spec":{"preemption":{"withinClusterQueue":"LowerPriority"}}}`), "patch", "clusterqueue", queue, "--type=merge", "--patch-file=/dev/stdin")
 	ns := namespace(t, "kueue-preemption")
-	mustKube(t, nil, "label", "namespace", ns, label+"=true")
-	localQueue(t, ns, queue)
+	localQueue(t, label, ns, queue)
 
 	render := func(instance, class, command string) {
 		dir := fnDir(t, "kueue")
@@ -414,8 +414,7 @@ func TestKueueFluxCD(t *testing.T) {
 	queue := kueueQueue(t, "live-kueue-fluxcd", "300m")
 	repo, _ := newFluxCDTest(t, "kueue-fluxcd")
 	system, target := repo.system, repo.target
-	mustKube(t, nil, "label", "namespace", target, label+"=true")
-	localQueue(t, target, queue)
+	localQueue(t, label, target, queue)
 
 	const first, second = "kueue-long", "kueue-short"
 	repo.write(t, "hpc/"+first+".yaml", queuedMiniCluster(first, queue, "sleep 60"))
