@@ -111,12 +111,24 @@ func jobFailed(t testing.TB, ns, name string, limit time.Duration) job {
 	return j
 }
 
-// activePods counts the Job's pods that have not ended.
+// activePods is the number of the Job's pods that have not ended, terminating ones included.
 func activePods(t testing.TB, ns, jobName string) int {
-	n := 0
+	n := jobPods(t, ns, jobName)
+	return n.running + n.terminating
+}
+
+// podCount counts a Job's pods that have not ended: running (or starting) and being deleted.
+type podCount struct{ running, terminating int }
+
+func jobPods(t testing.TB, ns, jobName string) podCount {
+	var n podCount
 	for _, p := range pods(t, ns, "batch.kubernetes.io/job-name="+jobName) {
-		if p.Status.Phase != "Succeeded" && p.Status.Phase != "Failed" {
-			n++
+		switch {
+		case p.Status.Phase == "Succeeded" || p.Status.Phase == "Failed":
+		case p.Metadata.DeletionTimestamp != nil:
+			n.terminating++
+		default:
+			n.running++
 		}
 	}
 	return n
