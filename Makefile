@@ -24,6 +24,13 @@ export GOFLAGS := -buildvcs=false
 # cmd/minicluster-fn took 49-61 s wall at 400 against 62-77 s at 100, of kpt 141 s against 162 s
 # (257 CPU-s against 296, peak RSS 1.1 GB against 1.0; docs/testing.md).
 export GOGC ?= 400
+# The root module's go commands (the binary, go vet, staticcheck, the tests, the benchmarks, the
+# fuzzers) all without cgo and with -trimpath, the flags of the static binary and of the release's:
+# one compile of the dependencies serves them all. The binary's flags and go test's defaults
+# differed (cgo on), so a cold run compiled client-go and the rest twice; with an empty GOCACHE,
+# the binary, go vet ./... and the test binaries took 537 CPU-s with the two flag sets and 404
+# with one (docs/testing.md). make race keeps cgo, which the race detector needs.
+ROOT_GO = CGO_ENABLED=0 GOFLAGS='$(GOFLAGS) -trimpath' $(GO)
 
 .PHONY: all deps build run check test test-all hygiene unit race integration operator-diff fuzz lint bench bench-once clean image container-test container-test-if-podman \
   release release-test \
@@ -38,7 +45,7 @@ deps:
 
 ## build: the static minicluster-fn binary in bin/
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(FN) ./cmd/minicluster-fn
+	$(ROOT_GO) build -ldflags '$(LDFLAGS)' -o $(FN) ./cmd/minicluster-fn
 
 # The tools' targets are relative paths, so that `make bin/kustomize` and `make bin/kpt` work; the
 # recipes and tests get absolute paths (KUSTOMIZE, KPT), since the tests run in other directories.
@@ -64,8 +71,8 @@ run:
 lint:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	$(GO) tool -modfile=tools/lint/go.mod staticcheck ./...
+	$(ROOT_GO) vet ./...
+	$(ROOT_GO) tool -modfile=tools/lint/go.mod staticcheck ./...
 	@if command -v shellcheck >/dev/null; then \
 	  set -x; shellcheck -x $$(git ls-files '*.sh' .ci/run | grep -v -e '^generators/templates/' -e '/testdata/'); \
 	else echo "lint: SKIPPED shellcheck of the project's scripts: shellcheck is not installed (Debian package shellcheck)"; fi
@@ -102,12 +109,12 @@ hygiene:
 # 37 CPU-s on 2 cores; 8 at once, 30 s.
 UNIT_PARALLEL ?= 8
 unit: build bin/kustomize bin/kpt
-	MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) $(GO) test -count=1 -parallel $(UNIT_PARALLEL) ./...
+	MINICLUSTER_FN=$(FN) KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) $(ROOT_GO) test -count=1 -parallel $(UNIT_PARALLEL) ./...
 
 ## race: MiniClusters are decoded, validated and rendered in parallel: the race detector over those
 ## paths (in make test, not make check: its build alone takes minutes cold)
 race:
-	$(GO) test -race -count=1 ./api/... ./fn
+	CGO_ENABLED=1 $(GO) test -race -count=1 ./api/... ./fn
 
 ## integration: tests against a real kube-apiserver (separate module tests/integration; the first
 ## run took 11 min in a cold CI run, module downloads included, and ~3 GB)
@@ -151,7 +158,7 @@ $(CONTAINERS_CONF_TEST):
 ## container against the test API server (podman)
 container-test: image bin/kustomize bin/kpt $(CONTAINERS_CONF_TEST)
 	CONTAINERS_CONF=$(CONTAINERS_CONF_TEST) MINICLUSTER_FN=$(FN) MINICLUSTER_FN_IMAGE="$(FN_IMAGE)" KUSTOMIZE=$(KUSTOMIZE) KPT=$(KPT) \
-	  $(GO) test -count=1 -run '^TestContainer' ./tests/e2e/
+	  $(ROOT_GO) test -count=1 -run '^TestContainer' ./tests/e2e/
 	cd tests/integration && CONTAINERS_CONF=$(CONTAINERS_CONF_TEST) MINICLUSTER_FN=$(FN) MINICLUSTER_FN_IMAGE="$(FN_IMAGE)" \
 	  $(INTEGRATION_GO) test -count=1 -run '^TestAPIServer$$/^keygen_image$$' ./...
 
@@ -271,7 +278,7 @@ release-test:
 
 ## bench-once: every Go benchmark once, so they keep compiling and running (no timings asserted)
 bench-once:
-	$(GO) test -count=1 -run '^$$' -bench . -benchtime=1x ./...
+	$(ROOT_GO) test -count=1 -run '^$$' -bench . -benchtime=1x ./...
 
 ## fuzz: each fuzz target for a bounded number of runs (about 90 s in all on a 2-core machine).
 ## Counts, not durations: go1.26's fuzzer can fail a target with a bare "context deadline
@@ -281,8 +288,8 @@ bench-once:
 FUZZTIME_DECODE ?= 200000x
 FUZZTIME_RENDER ?= 50000x
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME_DECODE) -fuzzminimizetime 20x ./api/v1alpha2
-	$(GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME_RENDER) -fuzzminimizetime 20x ./fn
+	$(ROOT_GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME_DECODE) -fuzzminimizetime 20x ./api/v1alpha2
+	$(ROOT_GO) test -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME_RENDER) -fuzzminimizetime 20x ./fn
 
 ## bench: Go benchmarks, whole-process figures of the function against a trivial kyaml
 ## fn/framework function measured in the same run (the budget is in tests/bench/process-time.sh),
@@ -290,7 +297,7 @@ fuzz:
 ## (tests/integration's BenchmarkStatus, budget 2 s), then the live cluster's: bench-live and
 ## bench-sidebyside
 bench: build bin/kustomize
-	$(GO) test -run '^$$' -bench . -benchmem ./fn/ ./generators/ ./impact/
+	$(ROOT_GO) test -run '^$$' -bench . -benchmem ./fn/ ./generators/ ./impact/
 	bash tests/bench/process-time.sh $(FN)
 	set -o pipefail; cd tests/integration && MINICLUSTER_FN=$(FN) $(INTEGRATION_GO) test -count=1 -run '^$$' -bench '^BenchmarkStatus$$' -benchtime=5x -v ./... \
 	  | grep -E '^(Benchmark|ok|FAIL|PASS)|status_test.go'
