@@ -120,6 +120,7 @@ func activePods(t testing.TB, ns, jobName string) int {
 // podCount counts a Job's pods that have not ended: running (or starting) and being deleted.
 type podCount struct{ running, terminating int }
 
+// jobPods counts the Job's pods that have not ended, telling those being deleted from the others.
 func jobPods(t testing.TB, ns, jobName string) podCount {
 	var n podCount
 	for _, p := range pods(t, ns, "batch.kubernetes.io/job-name="+jobName) {
