@@ -6,7 +6,10 @@
 #     new module is covered without editing this script;
 #   - tests/integration uses every module it shares with tools/node at tools/node's version (after
 #     replace lines): then the live cluster's build reuses the Kubernetes packages the API-server
-#     tests compiled (the Kubernetes part of the node build took 222 s instead of 671 s).
+#     tests compiled (the Kubernetes part of the node build took 222 s instead of 671 s);
+#   - the root module, tools/node/coredns and tools/node/containerd compile every module that two of
+#     them share at one version: then CoreDNS and containerd reuse the client-go, API types, gRPC
+#     and golang.org/x packages compiled before them (they are built with the root module's flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,7 +56,27 @@ if [ -n "$mismatch" ]; then
   failed=1
 fi
 
+# The modules whose packages a build compiles, as "path version"; the root module's with its tests.
+compiled() { (cd "$1" && shift && CGO_ENABLED=0 go list -deps -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' "$@") | sort -u; }
+declare -A built
+built[root]=$(compiled . -test ./...)
+built[coredns]=$(compiled tools/node/coredns .)
+# The packages tests/cluster/build-node.sh builds, with its tags.
+built[containerd]=$(compiled tools/node/containerd -tags 'no_btrfs no_devmapper no_zfs' \
+  github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+  github.com/containerd/containerd/v2/cmd/ctr)
+for pair in "root coredns" "root containerd" "coredns containerd"; do
+  read -r a b <<< "$pair"
+  mismatch=$(join <(echo "${built[$a]}") <(echo "${built[$b]}") | awk '$2 != $3')
+  if [ -n "$mismatch" ]; then
+    echo "hygiene: the $a and $b builds compile these modules at different versions (module, $a, $b):" >&2
+    echo "$mismatch" >&2
+    echo "hygiene: raise the lower one (go get module@version, then go mod tidy), or both compile its packages" >&2
+    failed=1
+  fi
+done
+
 if [ "$failed" = 0 ]; then
-  echo "hygiene: no tracked file over 1 MB; every module is tidy; tests/integration matches tools/node"
+  echo "hygiene: no tracked file over 1 MB; every module is tidy; tests/integration matches tools/node; the root module, CoreDNS and containerd share their versions"
 fi
 exit "$failed"

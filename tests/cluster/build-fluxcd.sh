@@ -76,6 +76,20 @@ chmod -R u+w "$work/flux2"
 mkdir "$work/flux2/cmd/flux/manifests"
 echo "# No Flux CD install manifests in this build: flux install and flux bootstrap fail." \
   > "$work/flux2/cmd/flux/manifests/none.yaml"
+# The copy's build list is tools/fluxcd-cli's, whose requirements raise flux2's own to the
+# controllers' versions wherever both compile a module, so that the CLI reuses the packages the
+# controllers' build compiled (with flux2's own versions it compiled 250 CPU-s more: x/sys alone
+# differing recompiles everything above it). tidy adds the go.sum lines of the raised versions.
+mapfile -t requires < <(cd "$cli" && go list -m -f '{{if not .Main}}{{if ne .Path "github.com/fluxcd/flux2/v2"}}-require={{.Path}}@{{.Version}}{{end}}{{end}}' all)
+(cd "$work/flux2" && go mod edit "${requires[@]}" && go mod tidy)
+# Nothing compiled may be at a version other than tools/fluxcd-cli's.
+wanted=$(cd "$cli" && go list -m -f '{{.Path}} {{.Version}}' all | sort)
+compiled=$(cd "$work/flux2" && go list -deps -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' ./cmd/flux | sort -u)
+stray=$(comm -13 <(echo "$wanted") <(echo "$compiled"))
+[ -z "$stray" ] || { echo "build-fluxcd: the flux CLI would compile versions that tools/fluxcd-cli does not select:" >&2; echo "$stray" >&2; exit 1; }
+# A module both compile at two versions only costs compile time: said, not failed.
+differing=$(join <(echo "$compiled") <(cd "$tools" && go list -deps -f '{{with .Module}}{{.Path}} {{.Version}}{{end}}' "${controllers[@]}" | sort -u) | awk '$2 != $3 {print $1}' | tr '\n' ' ')
+[ -z "$differing" ] || echo "build-fluxcd: the CLI and the controllers compile these modules at different versions (raise tools/fluxcd-cli's): $differing" >&2
 # The flags of flux2's Makefile (and -trimpath); main.VERSION is what flux version prints and what
 # flux check compares the controllers with.
 (cd "$work/flux2" && go build -trimpath -ldflags "-s -w -X main.VERSION=${fluxversion#v}" -o "$work/bin/flux" ./cmd/flux)
