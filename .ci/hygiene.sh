@@ -4,12 +4,13 @@
 #     or in caches, which .gitignore keeps out;
 #   - `go mod tidy -diff` changes nothing in any module: every go.mod in the index is checked, so a
 #     new module is covered without editing this script;
-#   - tests/integration uses every module it shares with tools/node at tools/node's version (after
-#     replace lines): then the live cluster's build reuses the Kubernetes packages the API-server
-#     tests compiled (the Kubernetes part of the node build took 222 s instead of 671 s);
-#   - the root module, tools/node/coredns and tools/node/containerd compile every module that two of
-#     them share at one version: then CoreDNS and containerd reuse the client-go, API types, gRPC
-#     and golang.org/x packages compiled before them (they are built with the root module's flags).
+#   - the builds that share compiled packages compile every module that two of them share at one
+#     version (after replace lines): the root module, tools/node/coredns and tools/node/containerd
+#     (built with the root module's flags: no cgo, -trimpath), whose later builds then reuse the
+#     client-go, API types, gRPC and golang.org/x packages compiled before them; and tests/integration,
+#     tools/node and tools/fluxcd (no cgo, untrimmed), so that the live cluster's build reuses the
+#     Kubernetes packages the API-server tests compiled (the Kubernetes part of the node build took
+#     222 s instead of 671 s) and Flux CD's controllers reuse both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,18 +47,9 @@ for n in "${!dirs[@]}"; do
   fi
 done
 
-# go list -m all: "path version" or "path version => replacement version".
-build_list() { (cd "$1" && go list -m -f '{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' all) | sort; }
-mismatch=$(join <(build_list tools/node) <(build_list tests/integration) | awk '$2 != $3')
-if [ -n "$mismatch" ]; then
-  echo "hygiene: tests/integration and tools/node use these modules at different versions (module, tools/node, tests/integration):" >&2
-  echo "$mismatch" >&2
-  echo "hygiene: align tests/integration/go.mod with tools/node/go.mod, or the node build compiles Kubernetes twice" >&2
-  failed=1
-fi
-
-# The modules whose packages a build compiles, as "path version"; the root module's with its tests.
-compiled() { (cd "$1" && shift && CGO_ENABLED=0 go list -deps -f '{{with .Module}}{{if not .Main}}{{.Path}} {{.Version}}{{end}}{{end}}' "$@") | sort -u; }
+# The modules whose packages a build compiles, as "path version", the version a replace line
+# selects where there is one; the root module's and tests/integration's with their tests.
+compiled() { (cd "$1" && shift && CGO_ENABLED=0 go list -deps -f '{{with .Module}}{{if not .Main}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}{{end}}' "$@") | sort -u; }
 declare -A built
 built[root]=$(compiled . -test ./...)
 built[coredns]=$(compiled tools/node/coredns .)
@@ -65,7 +57,13 @@ built[coredns]=$(compiled tools/node/coredns .)
 built[containerd]=$(compiled tools/node/containerd -tags 'no_btrfs no_devmapper no_zfs' \
   github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
   github.com/containerd/containerd/v2/cmd/ctr)
-for pair in "root coredns" "root containerd" "coredns containerd"; do
+# The packages tests/cluster/build-node.sh and build-fluxcd.sh build (the flux CLI is checked by
+# build-fluxcd.sh against tools/fluxcd-cli, which raises it to the controllers' versions).
+built[integration]=$(compiled tests/integration -test ./...)
+built[node]=$(compiled tools/node ./etcd k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl)
+built[fluxcd]=$(compiled tools/fluxcd github.com/fluxcd/source-controller github.com/fluxcd/kustomize-controller)
+for pair in "root coredns" "root containerd" "coredns containerd" "integration node" "integration fluxcd" "node fluxcd"; do
   read -r a b <<< "$pair"
   mismatch=$(join <(echo "${built[$a]}") <(echo "${built[$b]}") | awk '$2 != $3')
   if [ -n "$mismatch" ]; then
@@ -77,6 +75,6 @@ for pair in "root coredns" "root containerd" "coredns containerd"; do
 done
 
 if [ "$failed" = 0 ]; then
-  echo "hygiene: no tracked file over 1 MB; every module is tidy; tests/integration matches tools/node; the root module, CoreDNS and containerd share their versions"
+  echo "hygiene: no tracked file over 1 MB; every module is tidy; the root module, CoreDNS and containerd share their versions, and so do tests/integration, tools/node and tools/fluxcd"
 fi
 exit "$failed"
