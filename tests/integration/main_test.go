@@ -2,9 +2,10 @@
 // against a real kube-apiserver (k8s.io/kubernetes v1.36.4, in-process, with an embedded etcd).
 //
 // It is its own Go module so that k8s.io/kubernetes and its replace lines stay out of the main
-// module. Its modules are those of tools/node at the same versions, and make integration builds
-// with tools/node's flags (CGO_ENABLED=0, no -trimpath), so that the live cluster's binaries reuse
-// the Kubernetes packages this test compiled (.ci/hygiene.sh checks the versions). It drives the
+// module. Every module it compiles that tools/node or tools/fluxcd compiles too is at their version,
+// and make integration builds with tools/node's flags (CGO_ENABLED=0, no -trimpath), so that the
+// live cluster's binaries and Flux CD's controllers reuse the Kubernetes packages this test
+// compiled (.ci/hygiene.sh checks the versions). It drives the
 // built binary (MINICLUSTER_FN; `make integration` builds and sets it), as users and the keygen Job
 // do, and never imports the main module.
 package integration
