@@ -129,9 +129,12 @@ race:
 
 ## integration: tests against a real kube-apiserver (separate module tests/integration; the first
 ## run took 11 min in a cold CI run, module downloads included, and ~3 GB)
-# With tools/node's build flags, so that tests/cluster/build-node.sh reuses the compiled Kubernetes
-# packages (the module versions match too; .ci/hygiene.sh).
-INTEGRATION_GO := CGO_ENABLED=0 $(GO)
+# With the root module's flags, which tools/node and tools/fluxcd build with too, so that
+# tests/cluster/build-node.sh and build-fluxcd.sh reuse the compiled Kubernetes packages (the module
+# versions match too; .ci/hygiene.sh) and all of them the standard library the root module's tests
+# compiled. The in-process API server of a -trimpath build finds its certificate fixtures in the
+# module cache (tests/integration/main_test.go).
+INTEGRATION_GO = $(ROOT_GO)
 # The in-process API server is stamped with the Kubernetes version it is built from, as
 # build-node.sh stamps the node's (check reads /version; unstamped it says v0.0.0-master).
 integration: build bin/kustomize

@@ -8,7 +8,7 @@
 #     version (after replace lines): the root module, tools/node/coredns and tools/node/containerd
 #     (built with the root module's flags: no cgo, -trimpath), whose later builds then reuse the
 #     client-go, API types, gRPC and golang.org/x packages compiled before them; and tests/integration,
-#     tools/node and tools/fluxcd (no cgo, untrimmed), so that the live cluster's build reuses the
+#     tools/node and tools/fluxcd (with the same flags), so that the live cluster's build reuses the
 #     Kubernetes packages the API-server tests compiled (the Kubernetes part of the node build took
 #     222 s instead of 671 s) and Flux CD's controllers reuse both.
 set -euo pipefail

@@ -56,11 +56,11 @@ versions=$(go list -m -f '{{.Path}}@{{.Version}}' "${controllers[@]}" | tr '\n' 
 start=$SECONDS
 part_cpu=$(phase_cpu)
 echo "build-fluxcd: building ${versions}into $dest (a few minutes when cold)" >&2
-# The flags of the controllers' own release builds (their Makefiles add -s -w), but without their
-# -trimpath: tools/node and tests/integration compile the Kubernetes, gRPC, OpenTelemetry and
-# golang.org/x packages untrimmed (build-node.sh says why), at the versions tools/fluxcd selects
-# (.ci/hygiene.sh), so this build reuses what they compiled instead of compiling them again.
-go build -ldflags "-s -w" -o "$work/bin/" "${controllers[@]}"
+# The flags of the controllers' own release builds (-trimpath, and -s -w from their Makefiles):
+# tools/node and tests/integration compile the Kubernetes, gRPC, OpenTelemetry and golang.org/x
+# packages with the same flags, at the versions tools/fluxcd selects (.ci/hygiene.sh), so this build
+# reuses what they compiled instead of compiling them again.
+go build -trimpath -ldflags "-s -w" -o "$work/bin/" "${controllers[@]}"
 echo "build-fluxcd: built in $((SECONDS - start)) s" >&2
 phase_record build "Flux CD: source-controller, kustomize-controller" "$((SECONDS - start))" built "$(($(phase_cpu) - part_cpu))"
 
@@ -94,9 +94,9 @@ stray=$(comm -13 <(echo "$wanted") <(echo "$compiled"))
 # A module both compile at two versions only costs compile time: said, not failed.
 differing=$(join <(echo "$compiled") <(cd "$tools" && go list -deps -f '{{with .Module}}{{.Path}} {{.Version}}{{end}}' "${controllers[@]}" | sort -u) | awk '$2 != $3 {print $1}' | tr '\n' ' ')
 [ -z "$differing" ] || echo "build-fluxcd: the CLI and the controllers compile these modules at different versions (raise tools/fluxcd-cli's): $differing" >&2
-# The flags of flux2's Makefile, untrimmed like the controllers; main.VERSION is what flux version
-# prints and what flux check compares the controllers with.
-(cd "$work/flux2" && go build -ldflags "-s -w -X main.VERSION=${fluxversion#v}" -o "$work/bin/flux" ./cmd/flux)
+# The flags of flux2's release build, -trimpath like the controllers; main.VERSION is what flux
+# version prints and what flux check compares the controllers with.
+(cd "$work/flux2" && go build -trimpath -ldflags "-s -w -X main.VERSION=${fluxversion#v}" -o "$work/bin/flux" ./cmd/flux)
 rm -rf "$work/flux2"
 echo "build-fluxcd: built flux in $((SECONDS - start)) s" >&2
 phase_record build "Flux CD: flux CLI" "$((SECONDS - start))" built "$(($(phase_cpu) - part_cpu))"

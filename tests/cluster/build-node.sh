@@ -56,10 +56,10 @@ ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$k8s_version \
 start=$SECONDS
 cpu=$(phase_cpu)
 echo "build-node: building Kubernetes $k8s_version binaries and etcd into $dest (slow when cold)" >&2
-# No -trimpath: make integration compiles the same Kubernetes packages with the same flags, and its
-# in-process API server cannot start from a trimmed build (it finds its test certificates through
-# its source path); so this build reuses that compile.
-(cd "$tools" && go build -ldflags "$ldflags" -o "$work/bin/" \
+# -trimpath, as Kubernetes' own release build and the root module: make integration compiles the
+# same Kubernetes packages with the same flags, so this build reuses that compile, and both the
+# standard library the root module's tests compiled.
+(cd "$tools" && go build -trimpath -ldflags "$ldflags" -o "$work/bin/" \
   ./etcd k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet \
   k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl)

@@ -3,9 +3,10 @@
 //
 // It is its own Go module so that k8s.io/kubernetes and its replace lines stay out of the main
 // module. Every module it compiles that tools/node or tools/fluxcd compiles too is at their version,
-// and make integration builds with tools/node's flags (CGO_ENABLED=0, no -trimpath), so that the
-// live cluster's binaries and Flux CD's controllers reuse the Kubernetes packages this test
-// compiled (.ci/hygiene.sh checks the versions). It drives the
+// and make integration builds with their flags (the root module's: CGO_ENABLED=0, -trimpath), so
+// that the live cluster's binaries and Flux CD's controllers reuse the Kubernetes packages this test
+// compiled, and all of them the standard library the root module's tests compiled (.ci/hygiene.sh
+// checks the versions). It drives the
 // built binary (MINICLUSTER_FN; `make integration` builds and sets it), as users and the keygen Job
 // do, and never imports the main module.
 package integration
@@ -14,7 +15,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"k8s.io/klog/v2"
@@ -25,6 +29,10 @@ var apiserverLog string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if err := rootTrimmedSources(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	logFile, err := os.CreateTemp("", "minicluster-fn-integration-*.log")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -49,6 +57,27 @@ func TestMain(m *testing.M) {
 		os.Remove(apiserverLog)
 	}
 	os.Exit(code)
+}
+
+// rootTrimmedSources lets the in-process API server of a -trimpath build find its certificate
+// fixtures. k8s.io/kubernetes/cmd/kube-apiserver/app/testing looks for them beside its own source
+// file, whose path a trimmed build records as <module>@<version>/<dir>, relative; for such a path
+// it reads Bazel's TEST_SRCDIR and TEST_WORKSPACE and looks in TEST_SRCDIR/TEST_WORKSPACE/<path>:
+// with the module cache and ".", that is the package's directory in the module cache. An untrimmed
+// build records absolute paths and needs nothing.
+func rootTrimmedSources() error {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || filepath.IsAbs(file) {
+		return nil
+	}
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMODCACHE (for the API server's certificate fixtures in a -trimpath build): %v", err)
+	}
+	if err := os.Setenv("TEST_SRCDIR", strings.TrimSpace(string(out))); err != nil {
+		return err
+	}
+	return os.Setenv("TEST_WORKSPACE", ".")
 }
 
 // repoRoot is the main module's directory: two levels up from this package.
