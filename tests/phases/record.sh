@@ -60,9 +60,8 @@ phase_raise() {
       echo "$group" > "/proc/$holder/autogroup" 2>/dev/null || true
     fi
   fi
-  # The holder and its descendants, every thread of each: a nice value belongs to a thread, and a
-  # process started later (a compiler the go command starts) inherits that of the thread that
-  # started it.
+  # The holder and its descendants, parents first: a process started after its parent was raised
+  # inherits the new value.
   ps -e -o pid=,ppid=,ni= | awk -v root="$holder" -v mine="$mine" '
     { parent[$1] = $2; nice[$1] = $3; order[NR] = $1 }
     END {
@@ -73,9 +72,7 @@ phase_raise() {
       }
       for (p in keep) if (nice[p] > mine) print p
     }' | while read -r pid; do
-    for task in /proc/"$pid"/task/*; do
-      renice -n "$mine" -p "${task##*/}" > /dev/null 2>&1 || true
-    done
+    renice -n "$mine" -p "$pid" > /dev/null 2>&1 || true
   done
   echo "$(basename "$0"): waiting for the same build (PID $holder), now at this caller's priority" >&2
 }
