@@ -19,9 +19,8 @@ images=$here/../images
 # session, and a session of its own (setsid, as make test and tests/live start this script) gets
 # as much CPU as the session running the tests: so the session's own priority is lowered, never the
 # caller's (only when this script leads its session).
-leader=""
 if [ "$(ps -o sid= -p $$ | tr -d ' ')" = $$ ] && [ -w /proc/self/autogroup ]; then
-  leader=1
+  echo 19 > /proc/self/autogroup
 fi
 renice -n 19 -p $$ > /dev/null
 
@@ -33,9 +32,6 @@ scripts=("$images/build-view.sh" "$here/build-operator.sh" "$here/build-fluxcd.s
 # Kueue's tests are part of make test-all only (MINICLUSTER_FN_LIVE_ALL=1): make test builds no Kueue.
 [ "${MINICLUSTER_FN_LIVE_ALL:-}" != 1 ] || scripts+=("$here/build-kueue.sh")
 for script in "${scripts[@]}"; do
-  # Before each build: a test that waited for the one before raised the session's priority to its
-  # own (phase_raise in tests/phases/record.sh).
-  [ -z "$leader" ] || echo 19 > /proc/self/autogroup
   # stdout is the cache path; progress (prefixed by each script) goes to stderr.
   "$script" > /dev/null
   status=$?
