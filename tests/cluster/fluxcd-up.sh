@@ -51,7 +51,15 @@ start source-controller "${fluxcd_env[@]}" "$fluxcd/bin/source-controller" --wat
   --metrics-addr="127.0.0.1:$SOURCE_CONTROLLER_METRICS_PORT" --health-addr="127.0.0.1:$SOURCE_CONTROLLER_HEALTH_PORT" \
   --storage-addr="127.0.0.1:$SOURCE_CONTROLLER_STORAGE_PORT" --storage-adv-addr="127.0.0.1:$SOURCE_CONTROLLER_STORAGE_PORT" \
   --storage-path="$data/storage"
+# --concurrent: the Kustomizations it reconciles at once. A health check holds its worker until the
+# objects are healthy or the Kustomization's timeout ends (a batch MiniCluster's, while its Job
+# runs; one that checks a deleted certificate, all of its timeout), and the live tests run four Flux
+# CD tests side by side, each with Kustomizations of its own: with upstream's default of 4, one
+# test's reconcile request can queue behind the others' health checks, which is the test's wait
+# timing out, not the behaviour it checks. A cluster with as many Kustomizations would raise it too
+# (https://fluxcd.io/flux/installation/configuration/vertical-scaling).
 start kustomize-controller "${fluxcd_env[@]}" "$fluxcd/bin/kustomize-controller" --watch-all-namespaces \
+  --concurrent=16 \
   --metrics-addr="127.0.0.1:$KUSTOMIZE_CONTROLLER_METRICS_PORT" --health-addr="127.0.0.1:$KUSTOMIZE_CONTROLLER_HEALTH_PORT"
 
 # source-controller is ready when its manager is (/readyz) and its artifact server answers (an
