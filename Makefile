@@ -95,10 +95,13 @@ check: lint unit
 ## live tests skip loudly where the machine cannot run a kubelet, and fail there on CI). The steps
 ## run one after another (lint and unit are make check) and end with the phase report
 ## (tests/phases/run.sh): each step's, build's, test package's and live test's seconds, also when a
-## step fails.
-TEST_STEPS := deps hygiene lint unit race bench-once integration operator-diff container-test-if-podman release-test fuzz live
+## step fails. The steps of TEST_BESIDE only compute (fuzzing, cross-compiling): they run beside
+## the others at the lowest priority once the builds ahead have ended, in the CPU time the live
+## tests leave idle while they wait for pods, and the run waits for them at its end.
+TEST_STEPS := deps hygiene lint unit race bench-once integration operator-diff container-test-if-podman live
+TEST_BESIDE := release-test fuzz
 test:
-	@MAKE='$(MAKE)' bash tests/phases/run.sh 'make test' $(TEST_STEPS)
+	@MAKE='$(MAKE)' bash tests/phases/run.sh 'make test' $(addprefix --beside ,$(TEST_BESIDE)) $(TEST_STEPS)
 
 ## test-all: make test with the live tests that are exhaustive or comparative as well (the operator
 ## side by side on the whole runnable corpus and with the view from an image volume, the
@@ -106,7 +109,7 @@ test:
 ## GitOps outputs or the live harness (docs/testing.md)
 test-all: export MINICLUSTER_FN_LIVE_ALL := 1
 test-all:
-	@MAKE='$(MAKE)' bash tests/phases/run.sh 'make test-all' $(TEST_STEPS)
+	@MAKE='$(MAKE)' bash tests/phases/run.sh 'make test-all' $(addprefix --beside ,$(TEST_BESIDE)) $(TEST_STEPS)
 
 ## hygiene: no tracked file over 1 MB, and `go mod tidy -diff` clean in every module
 hygiene:
@@ -287,8 +290,10 @@ release:
 
 ## release-test: make release's tests (tools/release): the platforms and static binaries, the
 ## checksums, the SBOMs, the image's platforms and labels, and two releases byte for byte the same
+# -timeout 60m here and in fuzz: make test runs both beside the live tests at the lowest priority
+# (TEST_BESIDE), where they may wait long for the CPU; go test's default would end them at 10 min.
 release-test:
-	cd tools/release && $(ROOT_GO) vet ./... && $(ROOT_GO) test -vet=off -count=1 ./...
+	cd tools/release && $(ROOT_GO) vet ./... && $(ROOT_GO) test -vet=off -count=1 -timeout 60m ./...
 
 ## bench-once: every Go benchmark once, so they keep compiling and running (no timings asserted)
 bench-once:
@@ -302,8 +307,8 @@ bench-once:
 FUZZTIME_DECODE ?= 200000x
 FUZZTIME_RENDER ?= 50000x
 fuzz:
-	$(ROOT_TEST) -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME_DECODE) -fuzzminimizetime 20x ./api/v1alpha2
-	$(ROOT_TEST) -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME_RENDER) -fuzzminimizetime 20x ./fn
+	$(ROOT_TEST) -timeout 60m -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME_DECODE) -fuzzminimizetime 20x ./api/v1alpha2
+	$(ROOT_TEST) -timeout 60m -run '^$$' -fuzz '^FuzzRender$$' -fuzztime $(FUZZTIME_RENDER) -fuzzminimizetime 20x ./fn
 
 ## bench: Go benchmarks, whole-process figures of the function against a trivial kyaml
 ## fn/framework function measured in the same run (the budget is in tests/bench/process-time.sh),

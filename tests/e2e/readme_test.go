@@ -99,7 +99,7 @@ func TestFirstTestRunIsCIs(t *testing.T) {
 	}
 	steps := regexp.MustCompile(`(?m)^TEST_STEPS := (.*)$`).FindStringSubmatch(makefile)
 	if steps == nil || strings.Fields(steps[1])[0] != "deps" ||
-		!regexp.MustCompile(`(?m)^test:\n\t.*tests/phases/run.sh 'make test' \$\(TEST_STEPS\)$`).MatchString(makefile) {
+		!regexp.MustCompile(`(?m)^test:\n\t.*tests/phases/run.sh 'make test' \$\(addprefix --beside ,\$\(TEST_BESIDE\)\) \$\(TEST_STEPS\)$`).MatchString(makefile) {
 		t.Errorf("make test does not run TEST_STEPS, starting with deps: %q", steps)
 	}
 	if !regexp.MustCompile(`(?m)^deps:\n\tbash tools/deps.sh$`).MatchString(makefile) {

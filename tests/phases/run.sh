@@ -4,33 +4,30 @@
 # every cached build's seconds and whether it came from the cache, every test package's and live
 # test's seconds, and the total. CI logs then show where the time went.
 #
-#   tests/phases/run.sh TITLE STEP...
+#   tests/phases/run.sh TITLE [--beside STEP]... STEP...
 #
 # Each step's output is shown as it comes and kept in bin/phases/<step>.log, which the report reads
-# for the tests' seconds; the builds add their own lines through record.sh. Exit status: the failed
-# step's, else 0.
+# for the tests' seconds; the builds add their own lines through record.sh. A step named with
+# --beside does not take a turn in the sequence: it runs in the background at the lowest priority
+# once the builds ahead have ended (beside.sh), in the CPU time the live tests leave idle, and the
+# run waits for it at the end and shows its output if it failed. Exit status: the failed step's,
+# else 0.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 title=$1
 shift
+beside_steps=()
+while [ "${1:-}" = --beside ]; do
+  beside_steps+=("$2")
+  shift 2
+done
 dir=$repo/bin/phases
 mkdir -p "$dir"
 rm -f "$dir"/*.log "$dir/records.tsv" "$dir/report.txt"
 export MINICLUSTER_FN_PHASES=$dir/records.tsv
 : > "$MINICLUSTER_FN_PHASES"
-
-# Seconds since the epoch with tenths, from bash alone.
-now() { printf '%s' "${EPOCHREALTIME%?????}"; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-# The machine's busy CPU time and its total, in clock ticks (/proc/stat), so that each step's line
-# says how busy the machine was: a step that leaves cores idle is one that builds can run beside.
-cpu() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat; }
-busy() { # busy BEFORE (two numbers): "busy N% of M cores"
-  read -r b1 t1 <<< "$1"
-  read -r b2 t2 <<< "$(cpu)"
-  awk -v b="$((b2 - b1))" -v t="$((t2 - t1))" -v n="$(nproc)" \
-    'BEGIN { printf "machine busy %d%% of %d cores", (t > 0 ? 100 * b / t : 0), n }'
-}
+# shellcheck source=tests/phases/step.sh
+. "$repo/tests/phases/step.sh"
 
 # The builds of what the live tests need beside the node (tests/cluster/prebuild.sh) start in the
 # background once make deps has installed their packages, at the lowest priority (prebuild.sh says
@@ -45,6 +42,18 @@ stop_prebuild() {
     wait "$prebuild" 2>/dev/null
   fi
   prebuild=""
+}
+
+# The steps beside the others (beside.sh), in a session of their own like the builds ahead.
+beside=""
+stop_beside() {
+  [ -n "$beside" ] || return 0
+  if kill -0 "$beside" 2>/dev/null; then
+    echo "run: stopping the steps beside (process group $beside), still running: ${beside_steps[*]}" >&2
+    kill -TERM -- "-$beside" 2>/dev/null
+    wait "$beside" 2>/dev/null
+  fi
+  beside=""
 }
 
 # Transparent huge pages for the whole run, put back as they were at the end. The Go compiler and
@@ -80,6 +89,7 @@ finish() {
   if [ -n "$running" ]; then
     printf 'step\t%s\t%s\t%s\n' "$running" "$(elapsed "$start")" "INTERRUPTED" >> "$MINICLUSTER_FN_PHASES"
   fi
+  stop_beside
   stop_prebuild
   restore_thp
   printf 'total\t%s\t%s\t%s\n' "$title" "$(elapsed "$begin")" "$([ "$status" = 0 ] && echo passed || echo FAILED)" \
@@ -93,18 +103,10 @@ trap 'status=143; exit' TERM
 
 for step in "$@"; do
   start=$(now)
-  ticks=$(cpu)
   running=$step
-  # The step runs under a shell of its own that writes the CPU seconds of the step's processes
-  # when it ends (phase_cpu): this script's own count would also take in the builds ahead, whenever
-  # they end. The pods' processes, children of the container runtime, are not among them.
-  bash -c '. "$1"; shift; "$@"; status=$?; phase_cpu > "$MINICLUSTER_FN_PHASES.cpu"; exit $status' \
-    step "$repo/tests/phases/record.sh" "${MAKE:-make}" --no-print-directory "$step" 2>&1 | tee "$dir/$step.log"
-  status=${PIPESTATUS[0]}
+  run_step "$step" show
+  status=$?
   running=""
-  printf 'step\t%s\t%s\t%s\n' "$step" "$(elapsed "$start")" \
-    "$([ "$status" = 0 ] && echo passed || echo "FAILED (exit $status)"), $(busy "$ticks"), $(cat "$MINICLUSTER_FN_PHASES.cpu" 2>/dev/null || echo ?) CPU-s of its own" >> "$MINICLUSTER_FN_PHASES"
-  rm -f "$MINICLUSTER_FN_PHASES.cpu"
   [ "$status" = 0 ] || break
   if [ "$step" = deps ] && [ "${MINICLUSTER_FN_PREBUILD:-1}" != 0 ] && [ -z "$prebuild" ]; then
     # setsid: the builds lead a process group of their own (its ID is their PID), which
@@ -115,4 +117,29 @@ for step in "$@"; do
     prebuild=$!
     echo "run: building ahead in the background (tests/cluster/prebuild.sh, process group $prebuild)" >&2
   fi
+  if [ "$step" = deps ] && [ "${#beside_steps[@]}" -gt 0 ] && [ -z "$beside" ]; then
+    setsid "$repo/tests/phases/beside.sh" "$prebuild" "${beside_steps[@]}" &
+    beside=$!
+    echo "run: ${beside_steps[*]} beside the other steps, after the builds ahead (tests/phases/beside.sh, process group $beside)" >&2
+  fi
 done
+
+# The steps beside: waited for once the others passed, their output shown if one failed.
+if [ "$status" = 0 ] && [ -n "$beside" ]; then
+  echo "run: waiting for the steps beside: ${beside_steps[*]}" >&2
+  wait "$beside"
+  status=$?
+  beside=""
+  for step in "${beside_steps[@]}"; do
+    line=$(awk -F'\t' -v s="$step" '$1 == "step" && $2 == s { print $3 " s, " $4 }' "$MINICLUSTER_FN_PHASES")
+    echo "run: $step: ${line:-did not run}" >&2
+  done
+  if [ "$status" != 0 ]; then
+    for step in "${beside_steps[@]}"; do
+      if awk -F'\t' -v s="$step" '$1 == "step" && $2 == s && $4 !~ /^passed/ { found = 1 } END { exit !found }' "$MINICLUSTER_FN_PHASES"; then
+        echo "run: the output of $step ($dir/$step.log):" >&2
+        cat "$dir/$step.log"
+      fi
+    done
+  fi
+fi
