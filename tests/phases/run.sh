@@ -34,26 +34,18 @@ export MINICLUSTER_FN_PHASES=$dir/records.tsv
 # how): they take only what the steps leave idle, and the live tests find them cached or wait at
 # their locks. MINICLUSTER_FN_PREBUILD=0 leaves them to the live suite (for comparing runs).
 prebuild=""
-stop_prebuild() {
-  [ -n "$prebuild" ] || return 0
-  if kill -0 "$prebuild" 2>/dev/null; then
-    echo "run: stopping the builds ahead (process group $prebuild), still running" >&2
-    kill -TERM -- "-$prebuild" 2>/dev/null
-    wait "$prebuild" 2>/dev/null
-  fi
-  prebuild=""
-}
-
 # The steps beside the others (beside.sh), in a session of their own like the builds ahead.
 beside=""
-stop_beside() {
-  [ -n "$beside" ] || return 0
-  if kill -0 "$beside" 2>/dev/null; then
-    echo "run: stopping the steps beside (process group $beside), still running: ${beside_steps[*]}" >&2
-    kill -TERM -- "-$beside" 2>/dev/null
-    wait "$beside" 2>/dev/null
+
+# stop_group PID WHAT: stops the process group PID leads (the builds ahead, the steps beside),
+# if it still runs, and waits for it.
+stop_group() {
+  [ -n "$1" ] || return 0
+  if kill -0 "$1" 2>/dev/null; then
+    echo "run: stopping $2 (process group $1), still running" >&2
+    kill -TERM -- "-$1" 2>/dev/null
+    wait "$1" 2>/dev/null
   fi
-  beside=""
 }
 
 # Transparent huge pages for the whole run, put back as they were at the end. The Go compiler and
@@ -89,8 +81,8 @@ finish() {
   if [ -n "$running" ]; then
     printf 'step\t%s\t%s\t%s\n' "$running" "$(elapsed "$start")" "INTERRUPTED" >> "$MINICLUSTER_FN_PHASES"
   fi
-  stop_beside
-  stop_prebuild
+  stop_group "$beside" "the steps beside: ${beside_steps[*]}"
+  stop_group "$prebuild" "the builds ahead"
   restore_thp
   printf 'total\t%s\t%s\t%s\n' "$title" "$(elapsed "$begin")" "$([ "$status" = 0 ] && echo passed || echo FAILED)" \
     >> "$MINICLUSTER_FN_PHASES"
@@ -110,7 +102,7 @@ for step in "$@"; do
   [ "$status" = 0 ] || break
   if [ "$step" = deps ] && [ "${MINICLUSTER_FN_PREBUILD:-1}" != 0 ] && [ -z "$prebuild" ]; then
     # setsid: the builds lead a process group of their own (its ID is their PID), which
-    # stop_prebuild stops whole. Their lines are marked, since they come between the steps'. The
+    # stop_group stops whole. Their lines are marked, since they come between the steps'. The
     # marking outlives a Ctrl-C or a timeout's signal to this group, until the builds end: a build
     # whose output ended first would die of SIGPIPE without cleaning up.
     setsid "$repo/tests/cluster/prebuild.sh" > >(trap '' INT TERM; sed -u 's/^/[ahead] /' >&2) 2>&1 &
