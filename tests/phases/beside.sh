@@ -8,7 +8,7 @@
 # the release's cross-compiles) take the CPU that the live tests leave idle while they wait for
 # their pods, instead of a slot of their own in the sequence; they wait for the builds ahead, which
 # the live tests need first. Each step's output goes to bin/phases/<step>.log only (run.sh shows
-# it at the end when the step failed); its line in the phase report says how long it waited.
+# it at the end when the step failed); its line in the phase report says when it started.
 # Stops at the first step that fails. Exit status: that step's, else 0.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
