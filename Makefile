@@ -15,7 +15,8 @@ KUSTOMIZE := $(BIN)/kustomize
 FN := $(BIN)/minicluster-fn
 KPT := $(BIN)/kpt
 
-export GOTOOLCHAIN := local
+# The Go toolchain of every go command here (tools/toolchain.sh says why).
+export GOTOOLCHAIN := $(shell sed -n 's/^export GOTOOLCHAIN=//p' tools/toolchain.sh)
 export GOFLAGS := -buildvcs=false
 # Go's garbage collector at GOGC=400 for every Go process of every target, unless GOGC is set:
 # the compilers and linkers, the tests, the live cluster's daemons. Each heap grows up to five

@@ -32,7 +32,9 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "${tmp}"' EXIT
 
 # --- inputs -----------------------------------------------------------------------------------
-(cd "${root}" && GOTOOLCHAIN=local GOFLAGS=-buildvcs=false "${go}" build -o "${tmp}/" \
+# shellcheck source=tools/toolchain.sh
+. "${root}/tools/toolchain.sh"
+(cd "${root}" && GOFLAGS=-buildvcs=false "${go}" build -o "${tmp}/" \
   ./tests/bench/genrl ./tests/bench/proctime ./tests/bench/passthroughfn)
 floor="${tmp}/passthroughfn"
 "${tmp}/genrl" -wrap "${root}/examples/hello-world/minicluster.yaml" > "${tmp}/hello.yaml"

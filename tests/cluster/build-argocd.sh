@@ -26,11 +26,13 @@ cache=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
 # a .src suffix, so that the machine's Go never sees them (tools/argocd/README.md).
 declare -A sources=([go.mod.src]=go.mod [go.sum.src]=go.sum [main.go.src]=main.go)
 
-# Argo CD needs a newer Go than the machine's: the go command runs as the toolchain that
-# go.mod.src names, and fetches it from the module proxy the first time (go.mod.src says more).
+# Argo CD needs a newer Go than the machine's: the go command runs as the repository's toolchain
+# (tools/toolchain.sh), which go.mod.src's toolchain line must name too, or the checks below would
+# judge the module with a Go other than the one that builds it.
+# shellcheck source=tools/toolchain.sh
+. "$repo/tools/toolchain.sh"
 toolchain=$(awk '$1 == "toolchain" { print $2 }' "$tools/go.mod.src")
-[ -n "$toolchain" ] || { echo "build-argocd: $tools/go.mod.src has no toolchain line" >&2; exit 1; }
-export GOTOOLCHAIN=$toolchain
+[ "$toolchain" = "$GOTOOLCHAIN" ] || { echo "build-argocd: $tools/go.mod.src's toolchain line names ${toolchain:-nothing}, tools/toolchain.sh $GOTOOLCHAIN: they must be the same" >&2; exit 1; }
 
 module=github.com/argoproj/argo-cd/v3
 links=(argocd-application-controller argocd-repo-server argocd-cmp-server argocd-git-ask-pass)
@@ -77,6 +79,11 @@ if ! diff=$(go mod tidy -diff 2>&1); then
 fi
 unformatted=$("$(go env GOROOT)/bin/gofmt" -l main.go)
 [ -z "$unformatted" ] || { echo "build-argocd: tools/argocd/main.go.src needs gofmt" >&2; exit 1; }
+# The Kubernetes client packages at the root module's release, so that the Go build cache holds
+# one compile of them for both (tools/argocd/README.md).
+kube=$(go list -m -f '{{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}' k8s.io/client-go)
+rootkube=$(cd "$repo" && go list -m -f '{{.Version}}' k8s.io/client-go)
+[ "$kube" = "$rootkube" ] || { echo "build-argocd: tools/argocd/go.mod.src has k8s.io/client-go $kube, the root module $rootkube: move its Kubernetes replace lines to $rootkube (tools/argocd/README.md)" >&2; exit 1; }
 version=$(go list -m -f '{{.Version}}' "$module")
 start=$SECONDS
 echo "build-argocd: vetting and building $module@$version ($toolchain) into $dest (a few minutes when cold)" >&2

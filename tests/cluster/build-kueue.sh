@@ -10,9 +10,11 @@
 # the Go version). A present directory is reused. Prints kueue-<key> on stdout; progress goes to
 # stderr.
 set -euo pipefail
-export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
+export GOFLAGS=-buildvcs=false CGO_ENABLED=0
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tools/toolchain.sh
+. "$repo/tools/toolchain.sh"
 tools=$repo/tools/kueue
 cache=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
 # shellcheck source=tests/phases/record.sh

@@ -7,9 +7,11 @@
 # script, the Go version). A present directory is reused; a fresh machine builds from nothing
 # (15-40 min cold on 2 busy cores). Prints the bin directory on stdout; progress goes to stderr.
 set -euo pipefail
-export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
+export GOFLAGS=-buildvcs=false CGO_ENABLED=0
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tools/toolchain.sh
+. "$repo/tools/toolchain.sh"
 tools=$repo/tools/node
 cache=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
 # shellcheck source=tests/phases/record.sh

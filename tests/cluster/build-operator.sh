@@ -10,10 +10,12 @@
 # so this build compiles little more than the keygen and what only the manager imports, and takes
 # the rest (Kubernetes' client packages, controller-runtime) from the Go build cache.
 set -euo pipefail
-export GOTOOLCHAIN=local GOFLAGS="-buildvcs=false -mod=readonly"
+export GOFLAGS="-buildvcs=false -mod=readonly"
 unset CGO_CFLAGS CGO_CPPFLAGS CGO_CXXFLAGS CGO_LDFLAGS
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tools/toolchain.sh
+. "$repo/tools/toolchain.sh"
 tarball=${MINICLUSTER_FN_OPERATOR_TARBALL:-$repo/../shared/vendor/flux-operator-0d75cef8.tar.gz}
 cache=${MINICLUSTER_FN_CACHE:-/var/cache/minicluster-fn}
 # shellcheck source=tests/phases/record.sh

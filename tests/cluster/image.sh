@@ -8,7 +8,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=SCRIPTDIR/env.sh
 . "$here/env.sh"
-export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
+# shellcheck source=tools/toolchain.sh
+. "$here/../../tools/toolchain.sh"
+export GOFLAGS=-buildvcs=false CGO_ENABLED=0
 
 program=${1:?usage: image.sh PROGRAM}
 [ -f "$here/$program/main.go" ] || { echo "image.sh: no program $here/$program" >&2; exit 2; }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -70,6 +71,9 @@ func buildOracle(root, shared string) (string, string, error) {
 		sources = append(sources, filepath.Join(root, "tests", "operator", "testdata", "oracle", f))
 	}
 	h := sha256.New()
+	// The go commands below are the toolchain that built this test (GOTOOLCHAIN, inherited): a new
+	// one builds the oracle anew, and so compiles what the operator's manager shares with it.
+	io.WriteString(h, runtime.Version())
 	for _, f := range sources {
 		fh, err := os.Open(f)
 		if err != nil {
@@ -130,7 +134,7 @@ func buildOracle(root, shared string) (string, string, error) {
 		cmd := exec.Command(step[0], step[1:]...)
 		cmd.Dir = scratch
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=", "CGO_CPPFLAGS=", "CGO_CXXFLAGS=", "CGO_LDFLAGS=",
-			"GOTOOLCHAIN=local", "GOFLAGS=-buildvcs=false -mod=readonly")
+			"GOFLAGS=-buildvcs=false -mod=readonly")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			return "", "", fmt.Errorf("building the operator oracle: %s: %v\n%s", strings.Join(step, " "), err, out)
@@ -221,7 +225,7 @@ func ourBinary(t testing.TB) string {
 		fnBin = filepath.Join(dir, "minicluster-fn")
 		cmd := exec.Command("go", "build", "-o", fnBin, "./cmd/minicluster-fn")
 		cmd.Dir = repoRoot(t)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOTOOLCHAIN=local", "GOFLAGS=-buildvcs=false")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			fnErr = fmt.Errorf("go build ./cmd/minicluster-fn: %v\n%s", err, out)
 		}
