@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The Go toolchain that builds and tests everything in this repository, sourced by .ci/run, the
 # Makefile (which exports it to every target) and the build scripts under tests/cluster. Argo CD
 # v3.6.1 (tools/argocd) needs Go 1.27, newer than the machine's Go 1.26.8; the go command fetches
