@@ -11,6 +11,8 @@
 #     tools/node and tools/fluxcd (with the same flags), so that the live cluster's build reuses the
 #     Kubernetes packages the API-server tests compiled (the Kubernetes part of the node build took
 #     222 s instead of 671 s) and Flux CD's controllers reuse both.
+#   - no build compiles a k8s.io/kube-openapi that Go 1.27, the repository's toolchain, breaks
+#     (tools/toolchain.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -74,7 +76,18 @@ for pair in "root coredns" "root containerd" "coredns containerd" "integration n
   fi
 done
 
+# No build compiles a k8s.io/kube-openapi whose copy of go-json-experiment is an alias of Go 1.27's
+# encoding/json/v2, which drops the x-kubernetes-* extensions (tools/toolchain.sh says more).
+modcache=$(go env GOMODCACHE)
+for b in "${!built[@]}"; do
+  version=$(awk '$1 == "k8s.io/kube-openapi" { print $2 }' <<< "${built[$b]}")
+  if [ -n "$version" ] && [ -e "$modcache/k8s.io/kube-openapi@$version/pkg/internal/third_party/go-json-experiment/json/alias.go" ]; then
+    echo "hygiene: the $b build compiles k8s.io/kube-openapi $version, whose JSON copy Go 1.27 turns into encoding/json/v2 (tools/toolchain.sh): raise it to the root module's" >&2
+    failed=1
+  fi
+done
+
 if [ "$failed" = 0 ]; then
-  echo "hygiene: no tracked file over 1 MB; every module is tidy; the root module, CoreDNS and containerd share their versions, and so do tests/integration, tools/node and tools/fluxcd"
+  echo "hygiene: no tracked file over 1 MB; every module is tidy; the root module, CoreDNS and containerd share their versions, and so do tests/integration, tools/node and tools/fluxcd; no build compiles a kube-openapi that Go 1.27 breaks"
 fi
 exit "$failed"
