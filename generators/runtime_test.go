@@ -64,7 +64,7 @@ func runCommand(t *testing.T, cmd *exec.Cmd) scriptResult {
 	err := cmd.Start()
 	if err == nil {
 		err = cmd.Wait()
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd.Process.Pid)
 	}
 	o.Close()
 	e.Close()
@@ -78,6 +78,20 @@ func runCommand(t *testing.T, cmd *exec.Cmd) scriptResult {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// killGroup kills what is left of process group pgid and waits, at most 10 s, until none of it is
+// left. A process killed in the middle of a system call finishes that call first: one that was
+// making a file in the sandbox could do it after the test's cleanup had emptied the directory (seen
+// on a loaded machine: "TempDir RemoveAll cleanup: unlinkat .../mnt/config/run: directory not
+// empty").
+func killGroup(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
+			return
+		}
+	}
 }
 
 func TestBrokerOwner(t *testing.T) {

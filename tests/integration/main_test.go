@@ -1,5 +1,5 @@
 // Package integration checks the manifests minicluster-fn renders, and its in-cluster keygen,
-// against a real kube-apiserver (k8s.io/kubernetes v1.36.4, in-process, with an embedded etcd).
+// against a real kube-apiserver (k8s.io/kubernetes v1.37.1, in-process, with an embedded etcd).
 //
 // It is its own Go module so that k8s.io/kubernetes and its replace lines stay out of the main
 // module. Every module it compiles that tools/node or tools/fluxcd compiles too is at their version,
