@@ -2,10 +2,10 @@
 // against a real kube-apiserver (k8s.io/kubernetes v1.37.1, in-process, with an embedded etcd).
 //
 // It is its own Go module so that k8s.io/kubernetes and its replace lines stay out of the main
-// module. Every module it compiles that tools/node or tools/fluxcd compiles too is at their version,
+// module. Every module it compiles that another Go build compiles too is at one version in both,
 // and make integration builds with their flags (the root module's: CGO_ENABLED=0, -trimpath), so
-// that the live cluster's binaries and Flux CD's controllers reuse the Kubernetes packages this test
-// compiled, and all of them the standard library the root module's tests compiled (.ci/hygiene.sh
+// that this test reuses the Kubernetes packages the root module's tests compiled, and the live
+// cluster's binaries, Flux CD and Argo CD reuse the ones this test compiled (.ci/hygiene.sh
 // checks the versions). It drives the
 // built binary (MINICLUSTER_FN; `make integration` builds and sets it), as users and the keygen Job
 // do, and never imports the main module.
